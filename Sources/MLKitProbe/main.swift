@@ -1,0 +1,2 @@
+// Placeholder until the speed probe lands.
+print("mlkit-probe")
