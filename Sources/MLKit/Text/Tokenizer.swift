@@ -1,0 +1,203 @@
+public import Foundation
+
+/// The unit a tokenizer splits text into, as in NaturalLanguage's `NLTokenUnit`.
+public enum TokenUnit: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Words, numbers, emoji, and single characters of scripts written without spaces.
+    case word
+    /// Sentences.
+    case sentence
+    /// Paragraphs: text between line breaks.
+    case paragraph
+    /// The whole text, trimmed.
+    case document
+}
+
+/// How word boundaries are found.
+public enum WordSegmentation: String, Sendable, Hashable, Codable, CaseIterable {
+    /// mlkit's own rules (UAX #29 with documented changes): fast, the same on every platform,
+    /// and one token per character in Chinese, Japanese, Thai, Lao, Khmer and Myanmar.
+    case standard
+    /// ICU's dictionary-based word break iterator, which finds words in Chinese, Japanese,
+    /// Thai and other scripts without spaces. Needs the `ICU` package trait (on by default).
+    case icu
+}
+
+/// One token: where it is in the text, and what kind of token it is.
+public struct Token: Sendable, Hashable {
+    /// What a token holds.
+    public enum Kind: UInt8, Sendable, Hashable {
+        /// Letters, possibly with digits and joiners (`don't`, `covid-19`).
+        case word
+        /// Digits and numeric joiners only (`3.14`, `1,000`).
+        case number
+        /// An emoji, an emoji sequence, or a flag.
+        case emoji
+        /// One character of a script written without spaces (`北`, `ก`).
+        case ideographic
+        /// A sentence, paragraph or document.
+        case segment
+    }
+
+    /// The token's position, as byte offsets into the text's UTF-8 encoding.
+    public var range: Range<Int>
+    /// The kind of token.
+    public var kind: Kind
+
+    /// Creates a token.
+    /// - Parameters:
+    ///   - range: Byte offsets into the UTF-8 text.
+    ///   - kind: The kind of token.
+    public init(range: Range<Int>, kind: Kind) {
+        self.range = range
+        self.kind = kind
+    }
+}
+
+/// What to do with bytes that are not valid UTF-8.
+public enum InvalidUTF8Policy: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Replace each ill-formed sequence with U+FFFD, as `String(decoding:as:)` does.
+    case replace
+    /// Throw an ``MLKitError`` with code `invalidUTF8` that gives the byte offset.
+    case fail
+}
+
+/// Splits text into words, sentences, paragraphs or the document.
+///
+/// A tokenizer is a small value: configure it, save it in a model file with `Codable`, and
+/// share it between threads. Enumeration walks the UTF-8 bytes once, and allocates nothing
+/// per token; ``tokens(for:)`` builds strings for callers that want them.
+///
+/// ```swift
+/// let tokenizer = Tokenizer()
+/// tokenizer.tokens(for: "Don't split e-mail 3.14")  // ["don't", "split", "e-mail", "3.14"]
+/// ```
+public struct Tokenizer: Sendable, Hashable, Codable {
+    /// The unit to split into.
+    public var unit: TokenUnit
+    /// How word boundaries are found (words only).
+    public var segmentation: WordSegmentation
+    /// The locale for ICU segmentation, such as `ja` or `th` (the root locale when `nil`).
+    public var locale: String?
+    /// How token text is normalized by ``tokens(for:)`` and by the featurizer.
+    public var normalization: TextNormalization
+
+    /// Creates a tokenizer.
+    /// - Parameters:
+    ///   - unit: The unit to split into (default: words).
+    ///   - segmentation: The word segmentation (default: ``WordSegmentation/standard``).
+    ///   - locale: The locale for ICU segmentation.
+    ///   - normalization: How token text is normalized (default: lowercase only).
+    public init(unit: TokenUnit = .word, segmentation: WordSegmentation = .standard,
+                locale: String? = nil, normalization: TextNormalization = TextNormalization()) {
+        self.unit = unit
+        self.segmentation = segmentation
+        self.locale = locale
+        self.normalization = normalization
+    }
+
+    /// Whether this build can use ICU segmentation (the `ICU` package trait).
+    public static var isICUAvailable: Bool { ICUWordSegmenter.isAvailable }
+
+    /// Checks that this build supports the configuration.
+    /// - Throws: ``MLKitError`` with code `unavailable` when ICU segmentation is asked for in a
+    ///   build without the `ICU` trait.
+    public func validate() throws {
+        if unit == .word && segmentation == .icu && !Self.isICUAvailable {
+            throw MLKitError(.unavailable, "the 'icu' tokenizer needs mlkit built with the ICU trait (libicu-dev)")
+        }
+    }
+
+    /// Calls `body` with each token of `text`, in order.
+    ///
+    /// - Parameters:
+    ///   - text: The text.
+    ///   - body: Called with each token; its range indexes `text.utf8` by byte offset.
+    /// - Complexity: O(n) in the length of the text; no allocation per token.
+    public func enumerateTokens(in text: String, _ body: (Token) throws -> Void) rethrows {
+        try Self.withUTF8(text) { bytes in try enumerateTokens(inUTF8: bytes, body) }
+    }
+
+    /// Calls `body` with each token of UTF-8 bytes, which need not be valid: ill-formed
+    /// sequences are treated as separators and never end up inside a token.
+    ///
+    /// - Parameters:
+    ///   - bytes: UTF-8 text.
+    ///   - body: Called with each token; its range is in byte offsets into `bytes`.
+    public func enumerateTokens(inUTF8 bytes: UnsafeBufferPointer<UInt8>,
+                                _ body: (Token) throws -> Void) rethrows {
+        switch unit {
+        case .word where segmentation == .icu:
+            try ICUWordSegmenter.enumerateWords(in: bytes, locale: locale, body)
+        case .word:
+            var scanner = WordScanner(bytes)
+            while let token = scanner.next() { try body(token) }
+        case .sentence, .paragraph, .document:
+            try Self.enumerateSegments(in: bytes, unit: unit, body)
+        }
+    }
+
+    static func enumerateSegments(in bytes: UnsafeBufferPointer<UInt8>, unit: TokenUnit,
+                                  _ body: (Token) throws -> Void) rethrows {
+        var scanner = SegmentScanner(bytes, unit: unit)
+        while let token = scanner.next() { try body(token) }
+    }
+
+    /// The ranges of the tokens of `text`, like `NLTokenizer.tokens(for:)`.
+    /// - Parameter text: The text.
+    /// - Returns: One range of `text` per token, in order.
+    public func tokenRanges(for text: String) -> [Range<String.Index>] {
+        var ranges: [Range<String.Index>] = []
+        let utf8 = text.utf8
+        enumerateTokens(in: text) { token in
+            let lower = utf8.index(utf8.startIndex, offsetBy: token.range.lowerBound)
+            let upper = utf8.index(lower, offsetBy: token.range.count)
+            ranges.append(lower..<upper)
+        }
+        return ranges
+    }
+
+    /// The normalized text of each token of `text`.
+    /// - Parameter text: The text.
+    /// - Returns: Each token, normalized as ``normalization`` says (word units only; sentences,
+    ///   paragraphs and documents are returned as they stand in the text).
+    public func tokens(for text: String) -> [String] {
+        var result: [String] = []
+        Self.withUTF8(text) { bytes in
+            var scratch: [UInt8] = []
+            enumerateTokens(inUTF8: bytes) { token in
+                let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
+                guard unit == .word else { result.append(String(decoding: slice, as: UTF8.self)); return }
+                scratch.removeAll(keepingCapacity: true)
+                normalization.forEachNormalizedByte(of: slice) { scratch.append($0) }
+                result.append(String(decoding: scratch, as: UTF8.self))
+            }
+        }
+        return result
+    }
+
+    /// Runs `body` over the UTF-8 bytes of `text` without copying when the string is native.
+    static func withUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let result = try text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return try copy.withUTF8(body)
+    }
+
+    /// Decodes UTF-8 bytes into a string, following `policy` for ill-formed bytes.
+    /// - Parameters:
+    ///   - data: The bytes.
+    ///   - policy: Replace ill-formed sequences, or fail.
+    ///   - source: A name for the input (a file path, `stdin`), used in the error message.
+    /// - Returns: The text.
+    /// - Throws: ``MLKitError`` with code `invalidUTF8`, naming the source and byte offset.
+    public static func decodeText(_ data: Data, policy: InvalidUTF8Policy, source: String? = nil) throws -> String {
+        try data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            if policy == .fail, let offset = UTF8Decoding.firstInvalidOffset(in: bytes) {
+                let byte = String(bytes[offset], radix: 16, uppercase: true)
+                throw MLKitError(.invalidUTF8, "invalid UTF-8 at byte offset \(offset) (byte 0x\(byte))",
+                                 at: source.map { .init(file: $0) })
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}
