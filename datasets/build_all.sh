@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Build every dataset into datasets/out/ (downloads are cached in datasets/cache/).
+# Run from anywhere:  bash datasets/build_all.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+python3 datasets/build_vader.py
+python3 datasets/build_fortunes.py
+python3 datasets/build_fortunes_lang.py
