@@ -44,16 +44,38 @@ enum ScalarClass: UInt8, Sendable {
     }
 
     /// Whether this class continues a word or number.
-    var isAlphanumeric: Bool { self == .letter || self == .digit }
+    @inline(__always) var isAlphanumeric: Bool { self == .letter || self == .digit }
+
+    /// Whether this class joins two parts of a word or number (`'`, `.`, `-`, `,`).
+    @inline(__always) var isJoiner: Bool {
+        self == .apostrophe || self == .period || self == .hyphen || self == .numericSeparator
+    }
 }
 
 /// Classifies scalars: ASCII by a 128-entry table, the rest of the BMP by a 64 KiB table built
 /// on first use from the standard library's Unicode properties, and the supplementary planes
 /// by range checks and those properties.
 enum ScalarClassifier {
-    /// The class of each ASCII byte.
-    static let ascii: [ScalarClass] = (0..<128).map { byte -> ScalarClass in
-        switch UInt8(byte) {
+    /// The class of each ASCII byte, as an immortal table: scanners copy the pointer once, so
+    /// their inner loops index it with no reference counting and no lazy-initialization check.
+    nonisolated(unsafe) static let asciiTable: UnsafePointer<ScalarClass> = {
+        let table = UnsafeMutablePointer<ScalarClass>.allocate(capacity: 128)
+        for byte in 0..<128 { table[byte] = asciiClass(UInt8(byte)) }
+        return UnsafePointer(table)
+    }()
+
+    /// The class of each BMP scalar, built on first use (about 10 ms), immortal like ``asciiTable``.
+    nonisolated(unsafe) static let basicPlaneTable: UnsafePointer<ScalarClass> = {
+        let table = UnsafeMutablePointer<ScalarClass>.allocate(capacity: 0x10000)
+        for value in 0..<0x10000 {
+            table[value] = value < 0x80 ? asciiClass(UInt8(value))
+                : Unicode.Scalar(UInt32(value)).map(classifyByProperties) ?? .separator
+        }
+        return UnsafePointer(table)
+    }()
+
+    private static func asciiClass(_ byte: UInt8) -> ScalarClass {
+        switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): return .letter
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return .digit
         case UInt8(ascii: "'"): return .apostrophe
@@ -65,20 +87,14 @@ enum ScalarClassifier {
         }
     }
 
-    /// The class of every BMP scalar, built once on first use (about 10 ms).
-    static let basicPlane: [ScalarClass] = (0..<0x10000).map { value -> ScalarClass in
-        guard let scalar = Unicode.Scalar(UInt32(value)) else { return .separator }
-        return classifyByProperties(scalar)
-    }
-
     /// The class of `value`, which must be a valid scalar value.
     static func classify(_ value: UInt32) -> ScalarClass {
-        if value < 0x80 { return ascii[Int(value)] }
         if value >= 0x4E00 && value <= 0x9FFF { return .cluster }  // CJK Unified Ideographs
-        if value < 0x10000 { return basicPlane[Int(value)] }
+        if value < 0x10000 { return basicPlaneTable[Int(value)] }
         return classifySupplementary(value)
     }
 
+    @inline(never)
     static func classifySupplementary(_ value: UInt32) -> ScalarClass {
         switch value {
         case 0x1F1E6...0x1F1FF: return .regionalIndicator

@@ -18,28 +18,30 @@ enum UTF8Decoding {
 
     static func decodeMultibyte(_ bytes: UnsafePointer<UInt8>, at index: Int, end: Int,
                                 lead: UInt8) -> (value: UInt32, length: Int) {
-        @inline(__always) func continuation(_ offset: Int, _ low: UInt8 = 0x80, _ high: UInt8 = 0xBF) -> UInt32? {
-            let position = index + offset
-            guard position < end else { return nil }
-            let byte = bytes[position]
-            return (byte >= low && byte <= high) ? UInt32(byte & 0x3F) : nil
+        let available = end - index
+        if lead >= 0xC2 && lead <= 0xDF {
+            guard available >= 2 else { return (invalid, 1) }
+            let b1 = bytes[index + 1]
+            guard b1 & 0xC0 == 0x80 else { return (invalid, 1) }
+            return (UInt32(lead & 0x1F) << 6 | UInt32(b1 & 0x3F), 2)
         }
-        switch lead {
-        case 0xC2...0xDF:
-            guard let b1 = continuation(1) else { break }
-            return (UInt32(lead & 0x1F) << 6 | b1, 2)
-        case 0xE0...0xEF:
+        if lead >= 0xE0 && lead <= 0xEF {
+            guard available >= 3 else { return (invalid, 1) }
+            let b1 = bytes[index + 1], b2 = bytes[index + 2]
+            // E0 needs A0...BF next (no overlong forms); ED needs 80...9F (no surrogates).
             let low: UInt8 = lead == 0xE0 ? 0xA0 : 0x80
-            let high: UInt8 = lead == 0xED ? 0x9F : 0xBF  // no surrogates
-            guard let b1 = continuation(1, low, high), let b2 = continuation(2) else { break }
-            return (UInt32(lead & 0x0F) << 12 | b1 << 6 | b2, 3)
-        case 0xF0...0xF4:
+            let high: UInt8 = lead == 0xED ? 0x9F : 0xBF
+            guard b1 >= low && b1 <= high && b2 & 0xC0 == 0x80 else { return (invalid, 1) }
+            return (UInt32(lead & 0x0F) << 12 | UInt32(b1 & 0x3F) << 6 | UInt32(b2 & 0x3F), 3)
+        }
+        if lead >= 0xF0 && lead <= 0xF4 {
+            guard available >= 4 else { return (invalid, 1) }
+            let b1 = bytes[index + 1], b2 = bytes[index + 2], b3 = bytes[index + 3]
+            // F0 needs 90...BF next (no overlong forms); F4 needs 80...8F (nothing past U+10FFFF).
             let low: UInt8 = lead == 0xF0 ? 0x90 : 0x80
-            let high: UInt8 = lead == 0xF4 ? 0x8F : 0xBF  // nothing above U+10FFFF
-            guard let b1 = continuation(1, low, high), let b2 = continuation(2), let b3 = continuation(3) else { break }
-            return (UInt32(lead & 0x07) << 18 | b1 << 12 | b2 << 6 | b3, 4)
-        default:
-            break
+            let high: UInt8 = lead == 0xF4 ? 0x8F : 0xBF
+            guard b1 >= low && b1 <= high && b2 & 0xC0 == 0x80 && b3 & 0xC0 == 0x80 else { return (invalid, 1) }
+            return (UInt32(lead & 0x07) << 18 | UInt32(b1 & 0x3F) << 12 | UInt32(b2 & 0x3F) << 6 | UInt32(b3 & 0x3F), 4)
         }
         return (invalid, 1)
     }

@@ -14,35 +14,51 @@ struct WordScanner {
     let bytes: UnsafePointer<UInt8>
     let end: Int
     var position: Int
+    /// ``ScalarClassifier/asciiTable``, copied once.
+    let ascii: UnsafePointer<ScalarClass>
 
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
         // An empty buffer may have no base address; any non-null pointer serves, as end is 0.
         self.bytes = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
         self.position = 0
+        self.ascii = ScalarClassifier.asciiTable
     }
 
     /// The class and byte length of the scalar at `index`.
     @inline(__always)
     func peek(_ index: Int) -> (ScalarClass, Int) {
         let lead = bytes[index]
-        if lead < 0x80 { return (ScalarClassifier.ascii[Int(lead)], 1) }
+        if lead < 0x80 { return (ascii[Int(lead)], 1) }
+        return peekMultibyte(index, lead: lead)
+    }
+
+    /// ``peek(_:)`` for a non-ASCII lead byte, kept out of line so the ASCII loops stay small.
+    @inline(never)
+    func peekMultibyte(_ index: Int, lead: UInt8) -> (ScalarClass, Int) {
         let (value, length) = UTF8Decoding.decodeMultibyte(bytes, at: index, end: end, lead: lead)
         if value == UTF8Decoding.invalid { return (.separator, 1) }
         return (ScalarClassifier.classify(value), length)
     }
 
     /// Returns the next token, or `nil` at the end of the text.
+    @inline(__always)
     mutating func next() -> Token? {
         var index = position
         while index < end {
             let lead = bytes[index]
             // ASCII fast path for the bytes between words.
             if lead < 0x80 {
-                let scalarClass = ScalarClassifier.ascii[Int(lead)]
+                let scalarClass = ascii[Int(lead)]
                 if scalarClass.isAlphanumeric { return scanWord(from: index, first: scalarClass, length: 1) }
                 index += 1
                 continue
+            }
+            if isCJKIdeograph(at: index) {
+                // The CJK Unified Ideographs block, the bulk of Chinese and Japanese text.
+                let stop = skipExtenders(from: index + 3)
+                position = stop
+                return Token(range: index..<stop, kind: .ideographic)
             }
             let (scalarClass, length) = peek(index)
             switch scalarClass {
@@ -76,49 +92,42 @@ struct WordScanner {
     }
 
     /// Scans a word or number that starts at `start`.
+    @inline(__always)
     mutating func scanWord(from start: Int, first: ScalarClass, length: Int) -> Token {
         var index = start + length
         var last = first  // the class of the last letter or digit taken
-        var sawLetter = first == .letter
-        while index < end {
-            let lead = bytes[index]
-            // ASCII letters and digits: the common case, in a tight loop.
-            if lead < 0x80 {
-                let scalarClass = ScalarClassifier.ascii[Int(lead)]
-                if scalarClass.isAlphanumeric {
-                    last = scalarClass
-                    sawLetter = sawLetter || scalarClass == .letter
-                    index += 1
-                    continue
-                }
-            }
-            let (scalarClass, length) = peek(index)
-            switch scalarClass {
-            case .letter, .digit:
+        var seen = first.rawValue  // letter (1) and digit (2) bits seen
+        while true {
+            // ASCII letters and digits, the common case, in a tight loop.
+            while index < end {
+                let lead = bytes[index]
+                guard lead < 0x80 else { break }
+                let scalarClass = ascii[Int(lead)]
+                guard scalarClass.isAlphanumeric else { break }
                 last = scalarClass
-                sawLetter = sawLetter || scalarClass == .letter
+                seen |= scalarClass.rawValue
+                index += 1
+            }
+            guard index < end else { break }
+            let (scalarClass, length) = peek(index)
+            if scalarClass.isAlphanumeric {
+                last = scalarClass
+                seen |= scalarClass.rawValue
                 index += length
-                continue
-            case .extend, .zeroWidthJoiner:
+            } else if scalarClass == .extend || scalarClass == .zeroWidthJoiner {
                 index += length
-                continue
-            case .apostrophe, .period, .hyphen, .numericSeparator:
-                let after = index + length
-                guard after < end else { break }
-                let (nextClass, nextLength) = peek(after)
-                if Self.joins(scalarClass, between: last, and: nextClass) {
-                    last = nextClass
-                    sawLetter = sawLetter || nextClass == .letter
-                    index = after + nextLength
-                    continue
-                }
-            default:
+            } else if scalarClass.isJoiner, index + length < end {
+                let (nextClass, nextLength) = peek(index + length)
+                guard Self.joins(scalarClass, between: last, and: nextClass) else { break }
+                last = nextClass
+                seen |= nextClass.rawValue
+                index += length + nextLength
+            } else {
                 break
             }
-            break
         }
         position = index
-        return Token(range: start..<index, kind: sawLetter ? .word : .number)
+        return Token(range: start..<index, kind: seen & ScalarClass.letter.rawValue != 0 ? .word : .number)
     }
 
     /// Whether a joiner stays inside a token between a `left` and a `right` character.
@@ -147,9 +156,22 @@ struct WordScanner {
         return Token(range: start..<index, kind: .emoji)
     }
 
+    /// Whether the scalar at `index` is in U+4E00...U+9FFF (lead bytes E4...E9).
+    @inline(__always)
+    func isCJKIdeograph(at index: Int) -> Bool {
+        let lead = bytes[index]
+        guard lead >= 0xE4 && lead <= 0xE9 && index + 2 < end else { return false }
+        let b1 = bytes[index + 1], b2 = bytes[index + 2]
+        // E4 starts at U+4000: the ideographs begin at E4 B8 80 (U+4E00).
+        return b1 & 0xC0 == 0x80 && b2 & 0xC0 == 0x80 && (lead > 0xE4 || b1 >= 0xB8)
+    }
+
     /// The index after the marks, modifiers and variation selectors that start at `index`.
+    @inline(__always)
     func skipExtenders(from index: Int) -> Int {
         var index = index
+        // Most tokens are followed by ASCII or by another ideograph: neither extends.
+        if index < end && (bytes[index] < 0x80 || isCJKIdeograph(at: index)) { return index }
         while index < end {
             let (scalarClass, length) = peek(index)
             guard scalarClass == .extend else { break }

@@ -1,0 +1,57 @@
+/// A learned vocabulary: the feature keys kept after pruning, and an open-addressing table
+/// from a key's hash to its index.
+///
+/// Lookups go by the 64-bit ``FeatureHash`` of the key, so the prediction path never builds
+/// a string. Two keys with the same 64-bit hash would share an index; with FNV-1a over a
+/// vocabulary of a million keys the chance of any such pair is about 3 in 100 million.
+struct Vocabulary: Sendable, Hashable {
+    /// The keys, by index (`love`, `do not`, `#<lo`).
+    let terms: [String]
+    /// The hash of each key, by index.
+    let hashes: [UInt64]
+    /// Open-addressing slots: index + 1, or 0 when empty. Its count is a power of two.
+    private let slots: [Int32]
+    private let slotHashes: [UInt64]
+
+    /// Creates a vocabulary from keys and their hashes, in index order.
+    init(terms: [String], hashes: [UInt64]) {
+        precondition(terms.count == hashes.count)
+        self.terms = terms
+        self.hashes = hashes
+        var capacity = 16
+        while capacity < hashes.count * 2 { capacity *= 2 }
+        var slots = [Int32](repeating: 0, count: capacity)
+        var slotHashes = [UInt64](repeating: 0, count: capacity)
+        let mask = capacity - 1
+        for (index, hash) in hashes.enumerated() {
+            var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(index + 1)
+            slotHashes[slot] = hash
+        }
+        self.slots = slots
+        self.slotHashes = slotHashes
+    }
+
+    /// Creates a vocabulary from keys, hashing each.
+    init(terms: [String]) {
+        self.init(terms: terms, hashes: terms.map(FeatureHash.of))
+    }
+
+    /// The number of keys.
+    var count: Int { terms.count }
+
+    /// The index of the key with this hash, or `nil`.
+    /// - Complexity: O(1) expected.
+    @inline(__always)
+    func index(ofHash hash: UInt64) -> Int? {
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+        while true {
+            let entry = slots[slot]
+            if entry == 0 { return nil }
+            if slotHashes[slot] == hash { return Int(entry) - 1 }
+            slot = (slot + 1) & mask
+        }
+    }
+}
