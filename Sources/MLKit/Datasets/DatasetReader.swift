@@ -13,21 +13,12 @@ public import Foundation
 /// In JSON the text and label must be strings; other fields are validated and ignored, and when
 /// a key repeats, its last value wins.
 public struct DatasetReader: Sendable {
-    /// What to do with text that is not valid UTF-8.
-    public enum InvalidUTF8Handling: Sendable, Hashable {
-        /// Stop with an ``MLKitError/Code/invalidUTF8`` error naming the line and column.
-        case fail
-        /// Replace each ill-formed sequence (and each unpaired `\u` surrogate escape in JSON)
-        /// with U+FFFD, as `String(decoding:as:)` does.
-        case replace
-    }
-
     /// The JSON key or CSV column that holds the text. The default is `"text"`.
     public var textColumn: String
     /// The JSON key or CSV column that holds the label. The default is `"label"`.
     public var labelColumn: String
-    /// What to do with text that is not valid UTF-8. The default is ``InvalidUTF8Handling/fail``.
-    public var invalidUTF8: InvalidUTF8Handling
+    /// What to do with text that is not valid UTF-8. The default is ``InvalidUTF8Policy/fail``.
+    public var invalidUTF8: InvalidUTF8Policy
 
     /// Creates a reader.
     /// - Parameters:
@@ -35,7 +26,7 @@ public struct DatasetReader: Sendable {
     ///   - labelColumn: The JSON key or CSV column that holds the label.
     ///   - invalidUTF8: What to do with text that is not valid UTF-8.
     public init(textColumn: String = "text", labelColumn: String = "label",
-                invalidUTF8: InvalidUTF8Handling = .fail) {
+                invalidUTF8: InvalidUTF8Policy = .fail) {
         self.textColumn = textColumn
         self.labelColumn = labelColumn
         self.invalidUTF8 = invalidUTF8

@@ -39,7 +39,7 @@ public enum _KernelBenchmark {
         let weights = (0..<(features * classes)).map { _ in generator.nextFloat() - 0.5 }
         let documents = 20_000
         let indices: [[Int32]] = (0..<documents).map { _ in
-            Array(Set((0..<nonzeros).map { _ in Int32(generator.next() % UInt64(features)) })).sorted()
+            Array(Set((0..<nonzeros).map { _ in Int32(generator.next(below: UInt64(features))) })).sorted()
         }
         let values = [Float](repeating: 1, count: nonzeros)
         var scores = [Float](repeating: 0, count: classes)

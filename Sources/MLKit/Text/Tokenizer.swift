@@ -53,14 +53,6 @@ public struct Token: Sendable, Hashable {
     }
 }
 
-/// What to do with bytes that are not valid UTF-8.
-public enum InvalidUTF8Policy: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Replace each ill-formed sequence with U+FFFD, as `String(decoding:as:)` does.
-    case replace
-    /// Throw an ``MLKitError`` with code `invalidUTF8` that gives the byte offset.
-    case fail
-}
-
 /// Splits text into words, sentences, paragraphs or the document.
 ///
 /// A tokenizer is a small value: configure it, save it in a model file with `Codable`, and
@@ -192,7 +184,7 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     public static func decodeText(_ data: Data, policy: InvalidUTF8Policy, source: String? = nil) throws -> String {
         try data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            if policy == .fail, let offset = UTF8Decoding.firstInvalidOffset(in: bytes) {
+            if policy == .fail, let offset = UTF8Validation.firstInvalidOffset(in: bytes, range: 0..<bytes.count) {
                 let byte = String(bytes[offset], radix: 16, uppercase: true)
                 throw MLKitError(.invalidUTF8, "invalid UTF-8 at byte offset \(offset) (byte 0x\(byte))",
                                  at: source.map { .init(file: $0) })

@@ -45,18 +45,4 @@ enum UTF8Decoding {
         }
         return (invalid, 1)
     }
-
-    /// The offset of the first byte that is not part of well-formed UTF-8, or `nil`.
-    static func firstInvalidOffset(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard let base = bytes.baseAddress else { return nil }
-        var index = 0
-        let end = bytes.count
-        while index < end {
-            if base[index] < 0x80 { index += 1; continue }
-            let (value, length) = decode(base, at: index, end: end)
-            if value == invalid { return index }
-            index += length
-        }
-        return nil
-    }
 }

@@ -1,33 +1,15 @@
-/// UTF-8 checks shared by the dataset readers (Unicode 15, table 3-7: no overlong forms,
-/// no surrogates, nothing above U+10FFFF).
+/// UTF-8 checks shared by the dataset readers and the tokenizer, on top of
+/// ``UTF8Decoding``'s rules (Unicode 15, table 3-7: no overlong forms, no surrogates, nothing
+/// above U+10FFFF).
 enum UTF8Validation {
     /// The length of the well-formed UTF-8 sequence that starts at `offset`, or 0 if the bytes
     /// there do not start one.
     /// - Complexity: O(1).
     @inline(__always)
     static func sequenceLength(in bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Int {
-        guard offset < bytes.count else { return 0 }
-        let lead = bytes[offset]
-        if lead < 0x80 { return 1 }
-        let length: Int
-        var low: UInt8 = 0x80, high: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
-        default: return 0
-        }
-        guard offset + length <= bytes.count else { return 0 }
-        let second = bytes[offset + 1]
-        guard second >= low && second <= high else { return 0 }
-        for index in offset + 2 ..< offset + length where bytes[index] & 0xC0 != 0x80 {
-            return 0
-        }
-        return length
+        guard offset < bytes.count, let base = bytes.baseAddress else { return 0 }
+        let (value, length) = UTF8Decoding.decode(base, at: offset, end: bytes.count)
+        return value == UTF8Decoding.invalid ? 0 : length
     }
 
     /// The offset of the first byte in `range` that does not start or continue well-formed UTF-8,
