@@ -173,3 +173,23 @@ struct FeatureScratch {
     /// Offsets of the scalars in `padded`.
     var scalarStarts: [Int] = []
 }
+
+extension Featurizer {
+    /// Featurizes `texts` into the rows of a matrix, on `threads` threads (0: all cores).
+    /// The result does not depend on the thread count.
+    func matrix(for texts: [String], threads: Int = 0) -> SparseMatrix {
+        let featurizer = self
+        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
+            var matrix = SparseMatrix(columns: featurizer.dimension)
+            var buffer = FeatureBuffer()
+            for row in rows {
+                Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &buffer) }
+                matrix.appendRow(indices: buffer.indices, values: buffer.values)
+            }
+            return matrix
+        }
+        var matrix = SparseMatrix(columns: dimension)
+        for part in parts { matrix.appendRows(of: part) }
+        return matrix
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// A trained linear classifier: `score = x · W + b`, then a mapping from scores to
+/// probabilities.
+///
+/// Weights are feature-major (`weights[feature * classes + class]`), as in LIBLINEAR, so a
+/// sparse document touches one contiguous row of `classes` floats per non-zero feature.
+struct LinearModel: Sendable, Equatable {
+    /// How scores become probabilities.
+    enum ProbabilityMapping: Sendable, Equatable, Codable {
+        /// `softmax(score / temperature)`: maximum entropy and naive Bayes (temperature 1),
+        /// or a temperature fitted on validation data.
+        case softmax(temperature: Float)
+        /// One-vs-rest Platt scaling: `p_c ∝ 1 / (1 + exp(a_c · score_c + b_c))`, normalized
+        /// to sum to 1 (linear SVM).
+        case platt(a: [Float], b: [Float])
+    }
+
+    /// The number of feature rows.
+    let features: Int
+    /// The number of classes.
+    let classes: Int
+    /// `features × classes` weights, feature-major.
+    let weights: [Float]
+    /// One bias per class.
+    let bias: [Float]
+    /// How scores become probabilities.
+    let probability: ProbabilityMapping
+
+    init(features: Int, classes: Int, weights: [Float], bias: [Float], probability: ProbabilityMapping) {
+        precondition(weights.count == features * classes && bias.count == classes)
+        self.features = features
+        self.classes = classes
+        self.weights = weights
+        self.bias = bias
+        self.probability = probability
+    }
+
+    /// Writes the `classes` scores of a sparse row into `scores`.
+    func scores(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
+                into scores: UnsafeMutableBufferPointer<Float>) {
+        guard let output = scores.baseAddress else { return }
+        for lane in 0..<classes { output[lane] = bias[lane] }
+        weights.withUnsafeBufferPointer { weights in
+            SparseKernels.accumulateRows(indices: indices, values: values, weights: weights.baseAddress!,
+                                         classes: classes, into: output)
+        }
+    }
+
+    /// Turns the scores in `values` into probabilities, in place.
+    func probabilities(fromScores values: UnsafeMutableBufferPointer<Float>) {
+        switch probability {
+        case .softmax(let temperature):
+            var largest = -Float.infinity
+            for score in values { largest = max(largest, score) }
+            var total: Float = 0
+            for lane in values.indices {
+                values[lane] = expf((values[lane] - largest) / temperature)
+                total += values[lane]
+            }
+            for lane in values.indices { values[lane] /= total }
+        case .platt(let a, let b):
+            var total: Float = 0
+            for lane in values.indices {
+                values[lane] = 1 / (1 + expf(a[lane] * values[lane] + b[lane]))
+                total += values[lane]
+            }
+            for lane in values.indices { values[lane] = total > 0 ? values[lane] / total : 1 / Float(values.count) }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+/// Sparse rows in compressed sparse row (CSR) form: the layout of a featurized training set.
+///
+/// Row `r` holds `indices[rowStarts[r]..<rowStarts[r + 1]]` and the matching `values`, with
+/// indices strictly increasing inside each row.
+struct SparseMatrix: Sendable {
+    /// Where each row starts in ``indices`` and ``values``, plus the end of the last row.
+    private(set) var rowStarts: [Int] = [0]
+    /// Column indices, row after row.
+    private(set) var indices: [Int32] = []
+    /// Values, row after row.
+    private(set) var values: [Float] = []
+    /// The number of columns (the featurizer's dimension).
+    let columns: Int
+
+    /// Creates an empty matrix with `columns` columns.
+    init(columns: Int) { self.columns = columns }
+
+    /// The number of rows.
+    var rows: Int { rowStarts.count - 1 }
+
+    /// The number of stored entries.
+    var nonzeros: Int { indices.count }
+
+    /// Appends a row of sorted, distinct indices and their values.
+    mutating func appendRow<I: Collection<Int32>, V: Collection<Float>>(indices rowIndices: I, values rowValues: V) {
+        indices.append(contentsOf: rowIndices)
+        values.append(contentsOf: rowValues)
+        rowStarts.append(indices.count)
+    }
+
+    /// Appends every row of `other`, which must have the same number of columns.
+    mutating func appendRows(of other: SparseMatrix) {
+        precondition(other.columns == columns)
+        let offset = indices.count
+        indices.append(contentsOf: other.indices)
+        values.append(contentsOf: other.values)
+        rowStarts.append(contentsOf: other.rowStarts.dropFirst().map { $0 + offset })
+    }
+
+    /// A row as a vector.
+    func vector(at row: Int) -> SparseVector {
+        let range = rowStarts[row]..<rowStarts[row + 1]
+        return SparseVector(indices: Array(indices[range]), values: Array(values[range]))
+    }
+
+    /// The rows `selection`, in that order.
+    func selecting(rows selection: [Int]) -> SparseMatrix {
+        var result = SparseMatrix(columns: columns)
+        for row in selection {
+            let range = rowStarts[row]..<rowStarts[row + 1]
+            result.appendRow(indices: indices[range], values: values[range])
+        }
+        return result
+    }
+
+    /// Calls `body` with the indices and values of each row in `rows`, without copying.
+    func forEachRow(in rows: Range<Int>, _ body: (_ row: Int, _ indices: UnsafeBufferPointer<Int32>,
+                                                _ values: UnsafeBufferPointer<Float>) throws -> Void) rethrows {
+        try indices.withUnsafeBufferPointer { allIndices in
+            try values.withUnsafeBufferPointer { allValues in
+                for row in rows {
+                    let range = rowStarts[row]..<rowStarts[row + 1]
+                    try body(row, UnsafeBufferPointer(rebasing: allIndices[range]),
+                             UnsafeBufferPointer(rebasing: allValues[range]))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Dispatch
+import Foundation
+
+/// Runs work on several threads with fixed, contiguous chunks, so that results depend only on
+/// the thread count and never on scheduling.
+enum Parallel {
+    /// The number of threads to use when the caller asks for 0 ("all cores").
+    static var defaultThreadCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// Splits `0..<count` into `threads` contiguous chunks of near-equal size.
+    static func chunks(of count: Int, threads: Int) -> [Range<Int>] {
+        let parts = max(1, min(threads, count))
+        return (0..<parts).map { part in (part * count / parts)..<((part + 1) * count / parts) }
+    }
+
+    /// Calls `body` once per chunk of `0..<count`, concurrently, and returns the results in
+    /// chunk order.
+    static func map<T: Sendable>(_ count: Int, threads: Int, _ body: @Sendable (Range<Int>) -> T) -> [T] {
+        let ranges = chunks(of: count, threads: threads)
+        guard ranges.count > 1 else { return ranges.map(body) }
+        let results = ResultSlots<T>(count: ranges.count)
+        DispatchQueue.concurrentPerform(iterations: ranges.count) { part in
+            results.store(body(ranges[part]), at: part)
+        }
+        return results.values
+    }
+}
+
+/// Slots that concurrent workers each fill once, at their own index.
+private final class ResultSlots<T: Sendable>: @unchecked Sendable {
+    private let slots: UnsafeMutablePointer<T?>
+    private let count: Int
+
+    init(count: Int) {
+        self.count = count
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: nil, count: count)
+    }
+
+    deinit {
+        slots.deinitialize(count: count)
+        slots.deallocate()
+    }
+
+    /// Each index is written by exactly one worker, and read only after all have finished.
+    func store(_ value: T, at index: Int) { slots[index] = value }
+
+    var values: [T] { (0..<count).map { slots[$0]! } }
+}
