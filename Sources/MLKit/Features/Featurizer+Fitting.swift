@@ -57,7 +57,7 @@ extension Featurizer {
         var buffer = FeatureBuffer()
         for text in texts {
             Tokenizer.withUTF8(text) { features(of: $0, into: &buffer) }
-            for index in buffer.indices { documentFrequency[Int(index)] += 1 }
+            for index in buffer.indices[0..<buffer.count] { documentFrequency[Int(index)] += 1 }
         }
         let documents = Double(texts.count)
         return documentFrequency.map { Float(log((1 + documents) / (1 + Double($0))) + 1) }

@@ -9,48 +9,87 @@ extension Featurizer {
                             _ body: (UInt64) -> Void) {
         let configuration = self.configuration
         let normalization = configuration.tokenizer.normalization
-        let maxN = configuration.maxWordNGram
-        let simple = maxN == 1 && !configuration.scriptBigrams && configuration.characterNGrams == nil
-        scratch.history.removeAll(keepingCapacity: true)
-        var previousEnd = -1
-        var previousWasIdeographic = false
-        var previousUnigram: UInt64 = 0
-
-        configuration.tokenizer.enumerateTokens(inUTF8: bytes) { token in
-            let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
-            if simple {
+        if configuration.maxWordNGram == 1 && !configuration.scriptBigrams && configuration.characterNGrams == nil {
+            configuration.tokenizer.enumerateTokens(inUTF8: bytes) { token in
                 var hash = FeatureHash()
-                normalization.forEachNormalizedByte(of: slice) { hash.combine($0) }
+                normalization.forEachNormalizedByte(of: UnsafeBufferPointer(rebasing: bytes[token.range])) { hash.combine($0) }
                 body(hash.value)
-                return
             }
-            let isIdeographic = token.kind == .ideographic
-            let bigram = configuration.scriptBigrams && isIdeographic && previousWasIdeographic
-                && previousEnd == token.range.lowerBound
-            // states[0]: the word; states[k]: the (k+1)-gram; then the script bigram, if any.
-            let ngrams = min(maxN, scratch.history.count + 1)
-            scratch.states.removeAll(keepingCapacity: true)
-            scratch.states.append(FeatureHash())
-            for order in 1..<ngrams {
-                var state = FeatureHash(continuing: scratch.history[order - 1])
-                state.combine(0x20)
-                scratch.states.append(state)
-            }
-            if bigram { scratch.states.append(FeatureHash(continuing: previousUnigram)) }
-            scratch.states.withUnsafeMutableBufferPointer { states in
-                normalization.forEachNormalizedByte(of: slice) { byte in
-                    for index in states.indices { states[index].combine(byte) }
+            return
+        }
+        // history[k]: the hash of the (k+1)-gram ending at the previous token.
+        // states[0]: this token; states[k]: the (k+1)-gram ending here; then the script bigram.
+        let maxN = configuration.maxWordNGram
+        let scriptBigrams = configuration.scriptBigrams
+        let characterNGrams = configuration.characterNGrams
+        let tokenizer = configuration.tokenizer
+        withUnsafeTemporaryAllocation(of: FeatureHash.self, capacity: 2 * maxN + 1) { storage in
+            let history = storage.baseAddress!
+            let states = history + maxN
+            var historyCount = 0
+            var previousEnd = -1
+            var previousWasIdeographic = false
+            tokenizer.enumerateTokens(inUTF8: bytes) { token in
+                let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
+                let isIdeographic = token.kind == .ideographic
+                let ngrams = min(maxN, historyCount + 1)
+                states[0] = FeatureHash()
+                for order in 1..<ngrams {
+                    states[order] = history[order - 1]
+                    states[order].combine(0x20)
                 }
-                for state in states { body(state.value) }
+                var stateCount = ngrams
+                if scriptBigrams && isIdeographic && previousWasIdeographic
+                    && previousEnd == token.range.lowerBound {
+                    states[stateCount] = history[0]
+                    stateCount += 1
+                }
+                Self.combineNormalizedBytes(of: slice, normalization, into: states, count: stateCount)
+                for index in 0..<stateCount { body(states[index].value) }
+                // The n-grams ending here are the history of the next token.
+                historyCount = min(ngrams, max(1, maxN - 1))
+                for order in 0..<historyCount { history[order] = states[order] }
+                previousEnd = token.range.upperBound
+                previousWasIdeographic = isIdeographic
+                if let lengths = characterNGrams, token.kind == .word || token.kind == .number {
+                    forEachCharacterNGramHash(of: slice, lengths: lengths, scratch: &scratch, body)
+                }
             }
-            // The n-grams ending here are the history of the next token.
-            scratch.history.removeAll(keepingCapacity: true)
-            for order in 0..<min(ngrams, maxN - 1) { scratch.history.append(scratch.states[order].value) }
-            previousUnigram = scratch.states[0].value
-            previousEnd = token.range.upperBound
-            previousWasIdeographic = isIdeographic
-            if let lengths = configuration.characterNGrams, token.kind == .word || token.kind == .number {
-                forEachCharacterNGramHash(of: slice, lengths: lengths, scratch: &scratch, body)
+        }
+    }
+
+    /// Feeds the normalized bytes of `token` to the first `count` hash states. Up to three
+    /// states are kept in registers while the bytes stream by; the FNV step is a multiply
+    /// whose latency would otherwise add a store and a load per byte.
+    @inline(__always)
+    private static func combineNormalizedBytes(of token: UnsafeBufferPointer<UInt8>, _ normalization: TextNormalization,
+                                               into states: UnsafeMutablePointer<FeatureHash>, count: Int) {
+        switch count {
+        case 1:
+            var first = states[0]
+            normalization.forEachNormalizedByte(of: token) { first.combine($0) }
+            states[0] = first
+        case 2:
+            var first = states[0], second = states[1]
+            normalization.forEachNormalizedByte(of: token) { byte in
+                first.combine(byte)
+                second.combine(byte)
+            }
+            states[0] = first
+            states[1] = second
+        case 3:
+            var first = states[0], second = states[1], third = states[2]
+            normalization.forEachNormalizedByte(of: token) { byte in
+                first.combine(byte)
+                second.combine(byte)
+                third.combine(byte)
+            }
+            states[0] = first
+            states[1] = second
+            states[2] = third
+        default:
+            normalization.forEachNormalizedByte(of: token) { byte in
+                for index in 0..<count { states[index].combine(byte) }
             }
         }
     }

@@ -73,7 +73,25 @@ public struct Featurizer: Sendable {
     public func vector(for text: String) -> SparseVector {
         var buffer = FeatureBuffer()
         Tokenizer.withUTF8(text) { features(of: $0, into: &buffer) }
-        return SparseVector(indices: buffer.indices, values: buffer.values)
+        return buffer.vector
+    }
+
+    /// The feature vectors of many texts, computed on `threads` threads with one reused buffer
+    /// per thread.
+    /// - Parameters:
+    ///   - texts: The texts.
+    ///   - threads: The number of threads (0: all cores). The result does not depend on it.
+    /// - Returns: One vector per text, in order.
+    public func vectors(for texts: [String], threads: Int = 0) -> [SparseVector] {
+        let featurizer = self
+        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
+            var buffer = FeatureBuffer()
+            return rows.map { row in
+                Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &buffer) }
+                return buffer.vector
+            }
+        }
+        return parts.flatMap { $0 }
     }
 
     /// Word counts of `text`: each word token adds 1 to its normalized form's entry.
@@ -88,33 +106,61 @@ public struct Featurizer: Sendable {
         return counts
     }
 
-    /// Computes the features of UTF-8 text into `buffer.indices` and `buffer.values`,
-    /// reusing the buffer's storage: after warm-up, no allocation.
+    /// Computes the features of UTF-8 text into the first `buffer.count` entries of
+    /// `buffer.indices` and `buffer.values`, reusing the buffer's storage: after warm-up, no
+    /// allocation.
     func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer) {
-        buffer.raw.removeAll(keepingCapacity: true)
-        switch configuration.indexing {
-        case .hashed(let bits):
-            forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
-                buffer.raw.append(Int32(truncatingIfNeeded: FeatureHash.bucket(hash, bits: bits)))
-            }
-        case .vocabulary:
-            guard let vocabulary else { break }
-            forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
-                if let index = vocabulary.index(ofHash: hash) { buffer.raw.append(Int32(truncatingIfNeeded: index)) }
+        // A document has at most one token per byte and a bounded number of features per token;
+        // only NFKC expansion with character n-grams can exceed the estimate, and then the
+        // document is simply hashed again into a larger buffer.
+        var needed = featureEstimate(byteCount: bytes.count)
+        var found = 0
+        repeat {
+            buffer.reserveRaw(needed)
+            found = collectIndices(of: bytes, into: &buffer)
+            needed = found
+        } while found > buffer.raw.count
+        buffer.countRawIndices(found)
+        applyWeighting(to: &buffer)
+    }
+
+    /// An upper bound on the features of a text of `byteCount` bytes, without NFKC expansion.
+    private func featureEstimate(byteCount: Int) -> Int {
+        var perByte = configuration.maxWordNGram + (configuration.scriptBigrams ? 1 : 0)
+        if let lengths = configuration.characterNGrams { perByte += 3 * lengths.count }
+        return 16 + byteCount * perByte
+    }
+
+    /// Writes the index of each feature into `buffer.raw` while there is room, and returns how
+    /// many features there are.
+    private func collectIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer) -> Int {
+        var found = 0
+        buffer.raw.withUnsafeMutableBufferPointer { raw in
+            if let vocabulary {
+                forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
+                    guard let index = vocabulary.index(ofHash: hash) else { return }
+                    if found < raw.count { raw[found] = Int32(truncatingIfNeeded: index) }
+                    found += 1
+                }
+            } else if case .hashed(let bits) = configuration.indexing {
+                forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
+                    if found < raw.count { raw[found] = Int32(truncatingIfNeeded: FeatureHash.bucket(hash, bits: bits)) }
+                    found += 1
+                }
             }
         }
-        buffer.countRawIndices()
-        applyWeighting(to: &buffer)
+        return found
     }
 
     /// Turns counts into values: sublinear TF, binary, IDF, then L2 normalization.
     private func applyWeighting(to buffer: inout FeatureBuffer) {
         let configuration = self.configuration
         let idf = inverseDocumentFrequency
+        let count = buffer.count
         buffer.values.withUnsafeMutableBufferPointer { values in
             buffer.indices.withUnsafeBufferPointer { indices in
                 var squares: Float = 0
-                for position in values.indices {
+                for position in 0..<count {
                     var value = values[position]
                     if configuration.weighting == .binary {
                         value = 1
@@ -127,7 +173,7 @@ public struct Featurizer: Sendable {
                 }
                 if configuration.l2Normalize && squares > 0 {
                     let scale = 1 / squares.squareRoot()
-                    for position in values.indices { values[position] *= scale }
+                    for position in 0..<count { values[position] *= scale }
                 }
             }
         }
@@ -135,39 +181,68 @@ public struct Featurizer: Sendable {
 }
 
 /// Reusable storage for featurizing one text after another without allocating.
+///
+/// The arrays only grow; the features of the last text are the first ``count`` entries of
+/// ``indices`` and ``values``.
 struct FeatureBuffer {
     /// Feature indices as they are found, with repeats.
     var raw: [Int32] = []
+    /// Working space for sorting ``raw``.
+    var sortScratch: [Int32] = []
     /// Distinct sorted indices of the last text.
     var indices: [Int32] = []
     /// Their values.
     var values: [Float] = []
+    /// The number of features of the last text.
+    var count = 0
     /// Hashing state.
     var scratch = FeatureScratch()
 
-    /// Sorts `raw` and counts repeats into `indices` and `values`.
-    mutating func countRawIndices() {
-        indices.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
-        raw.withUnsafeMutableBufferPointer { Sorting.sortInPlace($0) }
-        var position = 0
-        while position < raw.count {
-            let index = raw[position]
-            var next = position + 1
-            while next < raw.count && raw[next] == index { next += 1 }
-            indices.append(index)
-            values.append(Float(next - position))
-            position = next
+    /// Grows ``raw`` to hold at least `capacity` entries.
+    mutating func reserveRaw(_ capacity: Int) {
+        if raw.count < capacity {
+            raw = [Int32](repeating: 0, count: max(capacity, 2 * raw.count))
+            sortScratch = raw
         }
+    }
+
+    /// Sorts the first `rawCount` entries of ``raw`` and counts repeats into ``indices`` and
+    /// ``values``.
+    mutating func countRawIndices(_ rawCount: Int) {
+        if indices.count < rawCount {
+            indices = [Int32](repeating: 0, count: max(rawCount, 2 * indices.count))
+            values = [Float](repeating: 0, count: indices.count)
+        }
+        var distinct = 0
+        raw.withUnsafeMutableBufferPointer { raw in
+            let found = UnsafeMutableBufferPointer(rebasing: raw[0..<rawCount])
+            sortScratch.withUnsafeMutableBufferPointer { Sorting.sortKeys(found, scratch: $0) }
+            indices.withUnsafeMutableBufferPointer { indices in
+                values.withUnsafeMutableBufferPointer { values in
+                    var position = 0
+                    while position < rawCount {
+                        let index = found[position]
+                        var next = position + 1
+                        while next < rawCount && found[next] == index { next += 1 }
+                        indices[distinct] = index
+                        values[distinct] = Float(next - position)
+                        distinct += 1
+                        position = next
+                    }
+                }
+            }
+        }
+        count = distinct
+    }
+
+    /// The features of the last text as a vector.
+    var vector: SparseVector {
+        SparseVector(indices: Array(indices[0..<count]), values: Array(values[0..<count]))
     }
 }
 
-/// Hashing state for ``Featurizer/forEachFeatureHash(in:scratch:_:)``.
+/// Scratch space for character n-grams in ``Featurizer/forEachFeatureHash(in:scratch:_:)``.
 struct FeatureScratch {
-    /// `states[k]` hashes the (k+1)-gram ending at the current token.
-    var states: [FeatureHash] = []
-    /// `history[k]` is the hash of the (k+1)-gram ending at the previous token.
-    var history: [UInt64] = []
     /// A token padded as `<token>`, for character n-grams.
     var padded: [UInt8] = []
     /// Offsets of the scalars in `padded`.
@@ -184,7 +259,7 @@ extension Featurizer {
             var buffer = FeatureBuffer()
             for row in rows {
                 Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &buffer) }
-                matrix.appendRow(indices: buffer.indices, values: buffer.values)
+                matrix.appendRow(indices: buffer.indices[0..<buffer.count], values: buffer.values[0..<buffer.count])
             }
             return matrix
         }

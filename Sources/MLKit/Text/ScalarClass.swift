@@ -34,6 +34,8 @@ enum ScalarClass: UInt8, Sendable {
     case numericSeparator
     /// Line and paragraph separators (LF, CR, NEL, U+2028, U+2029).
     case newline
+    /// A byte at or above 0x80 in the byte table: decode the scalar to learn its class.
+    case multibyte
 
     /// Whether a token can start with this class.
     var startsToken: Bool {
@@ -56,15 +58,16 @@ enum ScalarClass: UInt8, Sendable {
 /// on first use from the standard library's Unicode properties, and the supplementary planes
 /// by range checks and those properties.
 enum ScalarClassifier {
-    /// The class of each ASCII byte, as an immortal table: scanners copy the pointer once, so
-    /// their inner loops index it with no reference counting and no lazy-initialization check.
-    nonisolated(unsafe) static let asciiTable: UnsafePointer<ScalarClass> = {
-        let table = UnsafeMutablePointer<ScalarClass>.allocate(capacity: 128)
-        for byte in 0..<128 { table[byte] = asciiClass(UInt8(byte)) }
+    /// The class of each byte: ASCII bytes by their scalar, and ``ScalarClass/multibyte`` for
+    /// the rest. An immortal table: scanners copy the pointer once, so their inner loops index
+    /// it with one load, no bounds check, no reference counting and no lazy-initialization check.
+    nonisolated(unsafe) static let byteTable: UnsafePointer<ScalarClass> = {
+        let table = UnsafeMutablePointer<ScalarClass>.allocate(capacity: 256)
+        for byte in 0..<256 { table[byte] = byte < 0x80 ? asciiClass(UInt8(byte)) : .multibyte }
         return UnsafePointer(table)
     }()
 
-    /// The class of each BMP scalar, built on first use (about 10 ms), immortal like ``asciiTable``.
+    /// The class of each BMP scalar, built on first use (about 10 ms), immortal like ``byteTable``.
     nonisolated(unsafe) static let basicPlaneTable: UnsafePointer<ScalarClass> = {
         let table = UnsafeMutablePointer<ScalarClass>.allocate(capacity: 0x10000)
         for value in 0..<0x10000 {

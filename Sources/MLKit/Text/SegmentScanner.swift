@@ -132,11 +132,10 @@ struct SegmentScanner {
     /// Whether the letters just before the period at `period` form a known abbreviation.
     private func isAbbreviation(endingAt period: Int) -> Bool {
         var start = period
-        while start > 0, start > period - 5, ScalarClassifier.asciiTable[Int(bytes[start - 1] & 0x7F)] == .letter,
-              bytes[start - 1] < 0x80 {
+        while start > 0, start > period - 5, ScalarClassifier.byteTable[Int(bytes[start - 1])] == .letter {
             start -= 1
         }
-        guard start < period, start == 0 || bytes[start - 1] < 0x80 && ScalarClassifier.asciiTable[Int(bytes[start - 1])] != .letter
+        guard start < period, start == 0 || ScalarClassifier.byteTable[Int(bytes[start - 1])] != .letter
         else { return false }
         let word = String(decoding: UnsafeBufferPointer(start: bytes + start, count: period - start), as: UTF8.self)
         return Self.abbreviations.contains(word.lowercased())

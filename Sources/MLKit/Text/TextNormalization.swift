@@ -29,13 +29,12 @@ public struct TextNormalization: Sendable, Hashable, Codable {
 
     /// Calls `body` with each byte of the normalized UTF-8 form of `token`.
     ///
-    /// ASCII tokens are lowercased byte by byte with no allocation; other tokens go through
-    /// a per-scalar table; only NFKC and diacritic folding build a temporary string.
+    /// ASCII tokens are lowercased byte by byte; other tokens are normalized into a buffer on
+    /// the stack by one out-of-line call, then streamed to `body`. Only NFKC and diacritic
+    /// folding build a temporary string. Nothing here allocates on the heap otherwise.
     @inline(__always)
     func forEachNormalizedByte(of token: UnsafeBufferPointer<UInt8>, _ body: (UInt8) -> Void) {
-        var allASCII = true
-        for byte in token where byte >= 0x80 { allASCII = false; break }
-        if allASCII {
+        if Self.isASCII(token) {
             if lowercase {
                 for byte in token { body(byte &+ ((byte &- 0x41) < 26 ? 0x20 : 0)) }
             } else {
@@ -43,37 +42,97 @@ public struct TextNormalization: Sendable, Hashable, Codable {
             }
             return
         }
-        forEachNormalizedByteSlow(of: token, body)
-    }
-
-    func forEachNormalizedByteSlow(of token: UnsafeBufferPointer<UInt8>, _ body: (UInt8) -> Void) {
         if compatibilityFolding || diacriticFolding {
-            var text = String(decoding: token, as: UTF8.self)
-            if compatibilityFolding { text = text.precomposedStringWithCompatibilityMapping }
-            if diacriticFolding { text = Self.foldingDiacritics(text) }
-            var utf8 = Array(text.utf8)
-            utf8.withUnsafeMutableBufferPointer { folded in
-                emitLowercased(UnsafeBufferPointer(folded), body)
+            forEachFoldedByte(of: token, body)
+            return
+        }
+        // Lowercasing grows UTF-8 by at most half (İ → i̇ is 2 → 3 bytes), so 3× is ample. A
+        // constant capacity lets the compiler place the buffer on the stack with no runtime check.
+        if token.count <= 80 {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
+                let count = writeLowercased(token, into: buffer.baseAddress!)
+                for offset in 0..<count { body(buffer[offset]) }
             }
         } else {
-            emitLowercased(token, body)
+            forEachLowercasedByteOfLongToken(token, body)
         }
     }
 
-    /// Emits the scalars of `token`, lowercased if asked, writing `’` as `'` and dropping
-    /// default-ignorable format characters (soft hyphen, bidi marks, BOM) but keeping ZWJ and ZWNJ.
-    private func emitLowercased(_ token: UnsafeBufferPointer<UInt8>, _ body: (UInt8) -> Void) {
-        guard let base = token.baseAddress else { return }
+    /// ``forEachNormalizedByte(of:_:)`` for tokens longer than 80 bytes and for folded text,
+    /// with a heap buffer.
+    @inline(never)
+    private func forEachLowercasedByteOfLongToken(_ token: UnsafeBufferPointer<UInt8>, _ body: (UInt8) -> Void) {
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * token.count + 8)
+        defer { buffer.deallocate() }
+        let count = writeLowercased(token, into: buffer)
+        for offset in 0..<count { body(buffer[offset]) }
+    }
+
+    /// The slow path for NFKC and diacritic folding, through Foundation.
+    @inline(never)
+    private func forEachFoldedByte(of token: UnsafeBufferPointer<UInt8>, _ body: (UInt8) -> Void) {
+        var text = String(decoding: token, as: UTF8.self)
+        if compatibilityFolding { text = text.precomposedStringWithCompatibilityMapping }
+        if diacriticFolding { text = Self.foldingDiacritics(text) }
+        var utf8 = Array(text.utf8)
+        utf8.withUnsafeMutableBufferPointer { folded in
+            forEachLowercasedByteOfLongToken(UnsafeBufferPointer(folded), body)
+        }
+    }
+
+    /// Writes the scalars of `token` to `output`, lowercased if asked, writing `’` as `'` and
+    /// dropping default-ignorable format characters (soft hyphen, bidi marks, BOM) but keeping
+    /// ZWJ and ZWNJ. `output` needs room for `3 × token.count` bytes.
+    /// - Returns: The number of bytes written.
+    @inline(never)
+    func writeLowercased(_ token: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<UInt8>) -> Int {
+        guard let base = token.baseAddress else { return 0 }
+        let lowercaseTable = CaseMapping.basicPlaneTable
+        var written = 0
         var index = 0
         while index < token.count {
             let (value, length) = UTF8Decoding.decode(base, at: index, end: token.count)
-            index += length
-            if value == UTF8Decoding.invalid { Self.emitUTF8(0xFFFD, body); continue }
+            defer { index += length }
+            if value == UTF8Decoding.invalid {
+                written += Self.writeUTF8(0xFFFD, to: output + written)
+                continue
+            }
             if Self.isIgnorable(value) { continue }
-            if value == 0x2019 { body(0x27); continue }  // ’ inside a word is an apostrophe
-            guard lowercase else { Self.emitUTF8(value, body); continue }
-            CaseMapping.forEachLowercaseScalar(of: value) { Self.emitUTF8($0, body) }
+            if value == 0x2019 {  // ’ inside a word is an apostrophe
+                output[written] = 0x27
+                written += 1
+                continue
+            }
+            let mapped = lowercase && value < 0x10000 ? UInt32(lowercaseTable[Int(value)]) : value
+            if mapped == value {
+                // Unchanged (the common case, and every ideograph): copy the bytes as they are.
+                for offset in 0..<length { output[written + offset] = base[index + offset] }
+                written += length
+            } else if mapped != 0xFFFF {
+                written += Self.writeUTF8(mapped, to: output + written)
+            } else {
+                CaseMapping.forEachLowercaseScalar(of: value) { written += Self.writeUTF8($0, to: output + written) }
+            }
         }
+        return written
+    }
+
+    /// Whether every byte is ASCII, tested eight bytes at a time.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var offset = 0
+        var high: UInt64 = 0
+        while offset + 8 <= bytes.count {
+            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < bytes.count {
+            high |= UInt64(base[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     static func isIgnorable(_ value: UInt32) -> Bool {
@@ -83,23 +142,28 @@ public struct TextNormalization: Sendable, Hashable, Codable {
         }
     }
 
+    /// Writes the UTF-8 encoding of a scalar value and returns its length.
     @inline(__always)
-    static func emitUTF8(_ value: UInt32, _ body: (UInt8) -> Void) {
+    static func writeUTF8(_ value: UInt32, to output: UnsafeMutablePointer<UInt8>) -> Int {
         switch value {
         case ..<0x80:
-            body(UInt8(value))
+            output[0] = UInt8(value)
+            return 1
         case ..<0x800:
-            body(UInt8(0xC0 | (value >> 6)))
-            body(UInt8(0x80 | (value & 0x3F)))
+            output[0] = UInt8(0xC0 | (value >> 6))
+            output[1] = UInt8(0x80 | (value & 0x3F))
+            return 2
         case ..<0x10000:
-            body(UInt8(0xE0 | (value >> 12)))
-            body(UInt8(0x80 | ((value >> 6) & 0x3F)))
-            body(UInt8(0x80 | (value & 0x3F)))
+            output[0] = UInt8(0xE0 | (value >> 12))
+            output[1] = UInt8(0x80 | ((value >> 6) & 0x3F))
+            output[2] = UInt8(0x80 | (value & 0x3F))
+            return 3
         default:
-            body(UInt8(0xF0 | (value >> 18)))
-            body(UInt8(0x80 | ((value >> 12) & 0x3F)))
-            body(UInt8(0x80 | ((value >> 6) & 0x3F)))
-            body(UInt8(0x80 | (value & 0x3F)))
+            output[0] = UInt8(0xF0 | (value >> 18))
+            output[1] = UInt8(0x80 | ((value >> 12) & 0x3F))
+            output[2] = UInt8(0x80 | ((value >> 6) & 0x3F))
+            output[3] = UInt8(0x80 | (value & 0x3F))
+            return 4
         }
     }
 
@@ -126,15 +190,22 @@ public struct TextNormalization: Sendable, Hashable, Codable {
 
 /// Unicode lowercase mappings, with a table for the BMP built on first use.
 enum CaseMapping {
-    /// The lowercase of each BMP scalar, or 0xFFFF where the mapping is longer than one scalar.
-    static let basicPlane: [UInt16] = (0..<0x10000).map { value -> UInt16 in
-        guard let scalar = Unicode.Scalar(UInt32(value)), scalar.properties.changesWhenLowercased else {
-            return UInt16(value)
+    /// The lowercase of each BMP scalar, or 0xFFFF where the mapping is longer than one scalar;
+    /// built on first use, and immortal so that hot loops read it without reference counting.
+    nonisolated(unsafe) static let basicPlaneTable: UnsafePointer<UInt16> = {
+        let table = UnsafeMutablePointer<UInt16>.allocate(capacity: 0x10000)
+        for value in 0..<0x10000 {
+            table[value] = UInt16(value)
+            guard let scalar = Unicode.Scalar(UInt32(value)), scalar.properties.changesWhenLowercased else { continue }
+            let mapping = scalar.properties.lowercaseMapping.unicodeScalars
+            if mapping.count == 1, let only = mapping.first, only.value < 0xFFFF {
+                table[value] = UInt16(only.value)
+            } else {
+                table[value] = 0xFFFF
+            }
         }
-        let mapping = scalar.properties.lowercaseMapping.unicodeScalars
-        if mapping.count == 1, let only = mapping.first, only.value < 0xFFFF { return UInt16(only.value) }
-        return 0xFFFF
-    }
+        return UnsafePointer(table)
+    }()
 
     /// Calls `body` with each scalar of the full lowercase mapping of `value`.
     @inline(__always)
@@ -144,7 +215,7 @@ enum CaseMapping {
             return
         }
         if value < 0x10000 {
-            let mapped = basicPlane[Int(value)]
+            let mapped = basicPlaneTable[Int(value)]
             if mapped != 0xFFFF || value == 0xFFFF { body(UInt32(mapped)); return }
         }
         guard let scalar = Unicode.Scalar(value), scalar.properties.changesWhenLowercased else {

@@ -14,22 +14,22 @@ struct WordScanner {
     let bytes: UnsafePointer<UInt8>
     let end: Int
     var position: Int
-    /// ``ScalarClassifier/asciiTable``, copied once.
-    let ascii: UnsafePointer<ScalarClass>
+    /// ``ScalarClassifier/byteTable``, copied once.
+    let byteClass: UnsafePointer<ScalarClass>
 
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
         // An empty buffer may have no base address; any non-null pointer serves, as end is 0.
         self.bytes = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
         self.end = buffer.count
         self.position = 0
-        self.ascii = ScalarClassifier.asciiTable
+        self.byteClass = ScalarClassifier.byteTable
     }
 
     /// The class and byte length of the scalar at `index`.
     @inline(__always)
     func peek(_ index: Int) -> (ScalarClass, Int) {
         let lead = bytes[index]
-        if lead < 0x80 { return (ascii[Int(lead)], 1) }
+        if lead < 0x80 { return (byteClass[Int(lead)], 1) }
         return peekMultibyte(index, lead: lead)
     }
 
@@ -46,11 +46,10 @@ struct WordScanner {
     mutating func next() -> Token? {
         var index = position
         while index < end {
-            let lead = bytes[index]
             // ASCII fast path for the bytes between words.
-            if lead < 0x80 {
-                let scalarClass = ascii[Int(lead)]
-                if scalarClass.isAlphanumeric { return scanWord(from: index, first: scalarClass, length: 1) }
+            let byteClass = self.byteClass[Int(bytes[index])]
+            if byteClass.isAlphanumeric { return scanWord(from: index, first: byteClass, length: 1) }
+            if byteClass != .multibyte {
                 index += 1
                 continue
             }
@@ -98,11 +97,22 @@ struct WordScanner {
         var last = first  // the class of the last letter or digit taken
         var seen = first.rawValue  // letter (1) and digit (2) bits seen
         while true {
-            // ASCII letters and digits, the common case, in a tight loop.
+            // ASCII letters and digits, the common case: eight bytes at a time, then one by one.
+            while index + 8 <= end {
+                let word = UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)
+                let (letters, digits) = Self.asciiLettersAndDigits(word)
+                let stops = ~(letters | digits) & Self.highBits
+                let taken = stops == 0 ? 8 : stops.trailingZeroBitCount >> 3
+                guard taken > 0 else { break }
+                let prefix: UInt64 = taken == 8 ? ~0 : (1 << UInt64(taken * 8)) &- 1
+                if letters & prefix != 0 { seen |= ScalarClass.letter.rawValue }
+                if digits & prefix != 0 { seen |= ScalarClass.digit.rawValue }
+                index += taken
+                last = byteClass[Int(bytes[index - 1])]
+                if taken < 8 { break }
+            }
             while index < end {
-                let lead = bytes[index]
-                guard lead < 0x80 else { break }
-                let scalarClass = ascii[Int(lead)]
+                let scalarClass = byteClass[Int(bytes[index])]
                 guard scalarClass.isAlphanumeric else { break }
                 last = scalarClass
                 seen |= scalarClass.rawValue
@@ -128,6 +138,22 @@ struct WordScanner {
         }
         position = index
         return Token(range: start..<index, kind: seen & ScalarClass.letter.rawValue != 0 ? .word : .number)
+    }
+
+    static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Marks the ASCII letters and the ASCII digits among eight bytes, with the high bit of
+    /// each byte (SWAR). No byte's arithmetic carries into the next: the 7-bit values plus the
+    /// offsets stay below 0x100.
+    @inline(__always)
+    static func asciiLettersAndDigits(_ word: UInt64) -> (letters: UInt64, digits: UInt64) {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let ascii = ~word & highBits  // high bit set where the byte is ASCII
+        let low = word & ~highBits
+        let folded = low | (0x20 &* ones)  // A–Z → a–z
+        let letters = ((folded &+ (0x80 - 0x61) &* ones) & ~(folded &+ (0x80 - 0x7B) &* ones)) & ascii
+        let digits = ((low &+ (0x80 - 0x30) &* ones) & ~(low &+ (0x80 - 0x3A) &* ones)) & ascii
+        return (letters & highBits, digits & highBits)
     }
 
     /// Whether a joiner stays inside a token between a `left` and a `right` character.

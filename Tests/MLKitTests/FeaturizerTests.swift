@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+@testable import MLKit
+
+@Suite("Feature hashing is stable across machines and versions")
+struct FeatureHashStabilityTests {
+    @Test("FNV-1a 64 matches its published test vectors")
+    func publishedVectors() {
+        #expect(FeatureHash.of("") == 0xCBF2_9CE4_8422_2325)
+        #expect(FeatureHash.of("a") == 0xAF63_DC4C_8601_EC8C)
+        #expect(FeatureHash.of("foobar") == 0x8594_4171_F739_67E8)
+    }
+
+    /// Golden values, computed independently (Python, from the documented definition):
+    /// bucket = (h ^ (h >> 32)) & (2^bits − 1).
+    @Test("Feature keys land in their golden buckets", arguments: [
+        ("love", 0xCE3A_DBAD_7117_8FF1 as UInt64, 873_564, 87_132),
+        ("i love", 0x9EB9_15FC_5F98_6DBC, 96_320, 96_320),
+        ("北京", 0x9AA1_E75C_F025_7D61, 301_629, 39_485),
+        ("#<lo", 0xB57B_687C_7C45_3267, 940_571, 154_139),
+        ("rainbows", 0xB47D_EFDF_BDF7_B7EE, 677_937, 153_649),
+    ])
+    func goldenBuckets(key: String, hash: UInt64, bucket20: Int, bucket18: Int) {
+        #expect(FeatureHash.of(key) == hash)
+        #expect(FeatureHash.bucket(hash, bits: 20) == bucket20)
+        #expect(FeatureHash.bucket(hash, bits: 18) == bucket18)
+    }
+
+    @Test("A text's vector is pinned: words and bigrams of 'I love rainbows'")
+    func goldenVector() throws {
+        let featurizer = try Featurizer(configuration: .init(maxWordNGram: 2))
+        let vector = featurizer.vector(for: "I love LOVE rainbows")
+        let expected = ["i", "love", "love", "rainbows", "i love", "love love", "love rainbows"]
+            .map { FeatureHash.bucket(FeatureHash.of($0), bits: 20) }
+        var counts: [Int: Float] = [:]
+        for bucket in expected { counts[bucket, default: 0] += 1 }
+        #expect(vector.indices.map(Int.init) == counts.keys.sorted())
+        #expect(vector.values == counts.keys.sorted().map { counts[$0]! })
+        #expect(vector[Int32(873_564)] == 2)  // "love" twice
+    }
+}
+
+@Suite("The fast hashing path agrees with the reference path")
+struct FeatureHashAgreementTests {
+    static let texts = [
+        "Don't split U.S. e-mail 3.14 naïve café 🏳️‍🌈",
+        "我们今天在北京大学学习 and iPhone手机",
+        "สวัสดี ที่นี่ Привет МИР Grüße ΣΊΣΥΦΟΣ İstanbul",
+        "a b c d e f g h i j k l m n o p",
+        "",
+        String(repeating: "supercalifragilistic ", count: 20) + "ﬁne Ｔｏｋｙｏ",
+    ]
+
+    static let configurations: [FeaturizerConfiguration] = [
+        .init(),
+        .init(maxWordNGram: 3),
+        .init(maxWordNGram: 5, scriptBigrams: false),
+        .init(characterNGrams: 2...4),
+        .init(tokenizer: Tokenizer(normalization: .init(lowercase: false)), maxWordNGram: 2),
+        .init(tokenizer: Tokenizer(normalization: .init(compatibilityFolding: true, diacriticFolding: true)),
+              maxWordNGram: 2, characterNGrams: 1...3),
+    ]
+
+    @Test("Every feature hash equals FNV-1a of its reference key", arguments: configurations)
+    func agreement(configuration: FeaturizerConfiguration) throws {
+        let featurizer = Featurizer(configuration: configuration, vocabulary: nil, inverseDocumentFrequency: nil)
+        var scratch = FeatureScratch()
+        for text in Self.texts {
+            var fast: [UInt64] = []
+            Tokenizer.withUTF8(text) { bytes in
+                featurizer.forEachFeatureHash(in: bytes, scratch: &scratch) { fast.append($0) }
+            }
+            let reference = featurizer.featureKeys(for: text).map(FeatureHash.of)
+            #expect(fast.sorted() == reference.sorted(), "\(text)")
+        }
+    }
+
+    @Test("Batch featurization equals one text at a time, on any thread count")
+    func batch() throws {
+        let featurizer = try Featurizer(configuration: .init(maxWordNGram: 2))
+        let single = Self.texts.map { featurizer.vector(for: $0) }
+        #expect(featurizer.vectors(for: Self.texts, threads: 1) == single)
+        #expect(featurizer.vectors(for: Self.texts, threads: 2) == single)
+        #expect(featurizer.vectors(for: Self.texts, threads: 7) == single)
+    }
+}
+
+@Suite("Vocabulary, weighting and word counts")
+struct FeaturizerFittingTests {
+    static let corpus = ["the cat sat", "the dog sat", "the cat ran", "a bird flew"]
+
+    /// Equal counts are ordered by feature hash, so the order never depends on iteration order.
+    static func byHash(_ terms: [String]) -> [String] { terms.sorted { FeatureHash.of($0) < FeatureHash.of($1) } }
+
+    @Test("A vocabulary keeps features by count, most frequent first, and drops unknown words")
+    func vocabulary() throws {
+        let featurizer = try Featurizer(fitting: Self.corpus,
+                                        configuration: .init(indexing: .vocabulary(.init(minCount: 2))))
+        let terms = ["the"] + Self.byHash(["cat", "sat"])
+        #expect(featurizer.vocabularyTerms == terms)
+        #expect(featurizer.dimension == 3)
+        let cat = Int32(try #require(terms.firstIndex(of: "cat")))
+        #expect(featurizer.vector(for: "the cat zebra") == SparseVector(indices: [0, cat], values: [1, 1]))
+    }
+
+    @Test("Pruning by document frequency and size")
+    func pruning() throws {
+        let featurizer = try Featurizer(
+            fitting: Self.corpus,
+            configuration: .init(indexing: .vocabulary(.init(maxSize: 2, maxDocumentFrequency: 0.5))))
+        #expect(featurizer.vocabularyTerms == Self.byHash(["cat", "sat"]))
+    }
+
+    @Test("Pruning that leaves nothing is an error that says why")
+    func emptyVocabulary() {
+        #expect(throws: MLKitError(.invalidDataset, "vocabulary pruning (min count 99) left no features")) {
+            try Featurizer(fitting: Self.corpus, configuration: .init(indexing: .vocabulary(.init(minCount: 99))))
+        }
+    }
+
+    @Test("TF-IDF uses scikit-learn's smoothed idf, and L2 normalization gives unit length")
+    func tfidf() throws {
+        let featurizer = try Featurizer(
+            fitting: Self.corpus,
+            configuration: .init(indexing: .vocabulary(.init()), weighting: .tfidf, l2Normalize: true))
+        let terms = try #require(featurizer.vocabularyTerms)
+        let vector = featurizer.vector(for: "the cat")
+        let idf = { (df: Double) in Float(log(5 / (1 + df)) + 1) }
+        let the = idf(3), cat = idf(2)
+        let norm = (the * the + cat * cat).squareRoot()
+        let theIndex = Int32(try #require(terms.firstIndex(of: "the")))
+        let catIndex = Int32(try #require(terms.firstIndex(of: "cat")))
+        #expect(abs(vector[theIndex] - the / norm) < 1e-6)
+        #expect(abs(vector[catIndex] - cat / norm) < 1e-6)
+    }
+
+    @Test("Sublinear TF and binary weighting")
+    func weighting() throws {
+        let sublinear = try Featurizer(configuration: .init(sublinearTF: true))
+        #expect(sublinear.vector(for: "go go go").values == [1 + log(3)])
+        let binary = try Featurizer(configuration: .init(weighting: .binary))
+        #expect(binary.vector(for: "go go go").values == [1])
+    }
+
+    @Test("Word counts are the SentimentPolarity model's input: normalized word → count")
+    func wordCounts() throws {
+        let featurizer = try Featurizer(configuration: .init())
+        #expect(featurizer.wordCounts(for: "I love love rainbows!") == ["i": 1, "love": 2, "rainbows": 1])
+    }
+
+    @Test("Invalid settings name the field at fault")
+    func validation() {
+        #expect(throws: MLKitError(.invalidParameter, "must be 1 to 5, not 9", at: .init(field: "maxWordNGram"))) {
+            try Featurizer(configuration: .init(maxWordNGram: 9))
+        }
+        #expect(throws: MLKitError(.invalidParameter, "must be 8 to 28, not 40", at: .init(field: "indexing.bits"))) {
+            try Featurizer(configuration: .init(indexing: .hashed(bits: 40)))
+        }
+    }
+
+    @Test("The configuration round-trips through Codable, as the model file stores it")
+    func codable() throws {
+        let configuration = FeaturizerConfiguration(maxWordNGram: 2, characterNGrams: 2...4,
+                                                    indexing: .vocabulary(.init(minCount: 2, maxSize: 1000)),
+                                                    weighting: .tfidf, sublinearTF: true, l2Normalize: true)
+        let data = try JSONEncoder().encode(configuration)
+        #expect(try JSONDecoder().decode(FeaturizerConfiguration.self, from: data) == configuration)
+    }
+}
