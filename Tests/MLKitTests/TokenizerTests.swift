@@ -236,8 +236,8 @@ struct TokenizerInvalidUTF8Tests {
     func policies() throws {
         let data = Data(Self.broken)
         #expect(try Tokenizer.decodeText(data, policy: .replace) == "ok \u{FFFD}\u{FFFD} fine caf\u{FFFD}")
-        #expect(throws: MLKitError(.invalidUTF8, "invalid UTF-8 at byte offset 3 (byte 0xFF)",
-                                   at: .init(file: "notes.txt"))) {
+        #expect(throws: MLKitError(.invalidUTF8, "invalid UTF-8 (byte 0xFF at offset 3)",
+                                   at: .init(file: "notes.txt", line: 1, column: 4))) {
             try Tokenizer.decodeText(data, policy: .fail, source: "notes.txt")
         }
     }

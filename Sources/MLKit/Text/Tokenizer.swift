@@ -180,14 +180,15 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     ///   - policy: Replace ill-formed sequences, or fail.
     ///   - source: A name for the input (a file path, `stdin`), used in the error message.
     /// - Returns: The text.
-    /// - Throws: ``MLKitError`` with code `invalidUTF8`, naming the source and byte offset.
+    /// - Throws: ``MLKitError`` with code `invalidUTF8`, naming the source, the line and
+    ///   column, and the byte offset.
     public static func decodeText(_ data: Data, policy: InvalidUTF8Policy, source: String? = nil) throws -> String {
         try data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             if policy == .fail, let offset = UTF8Validation.firstInvalidOffset(in: bytes, range: 0..<bytes.count) {
-                let byte = String(bytes[offset], radix: 16, uppercase: true)
-                throw MLKitError(.invalidUTF8, "invalid UTF-8 at byte offset \(offset) (byte 0x\(byte))",
-                                 at: source.map { .init(file: $0) })
+                let position = SourcePosition(of: offset, in: bytes)
+                throw MLKitError(.invalidUTF8, "invalid UTF-8 (byte \(bytes[offset].hex) at offset \(offset))",
+                                 at: .init(file: source, line: position.line, column: position.column))
             }
             return String(decoding: bytes, as: UTF8.self)
         }

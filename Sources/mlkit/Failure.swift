@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import MLKit
+
+/// The exit codes of `mlkit`, from BSD's sysexits.
+enum ExitStatus {
+    static let usage: Int32 = 64
+    static let badData: Int32 = 65
+    static let missingFile: Int32 = 66
+    static let internalError: Int32 = 70
+
+    /// The exit code for a core error.
+    static func code(for error: MLKitError) -> Int32 {
+        switch error.code {
+        case .fileNotFound: return missingFile
+        case .malformedData, .invalidUTF8, .missingField, .wrongType, .invalidDataset: return badData
+        case .invalidParameter, .unavailable: return usage
+        default: return internalError
+        }
+    }
+}
+
+/// Runs a command body, turning errors into a message on standard error and an exit code.
+func reportingFailures(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as MLKitError {
+        printError(error.description)
+        throw ExitCode(ExitStatus.code(for: error))
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        printError(String(describing: error))
+        throw ExitCode(ExitStatus.internalError)
+    }
+}
+
+/// Writes `mlkit: error: message` to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("mlkit: error: \(message)\n".utf8))
+}
+
+/// Reads a whole file, or standard input for `-`, as UTF-8 with the given policy.
+func readText(path: String, policy: InvalidUTF8Policy) throws -> String {
+    let data: Data
+    if path == "-" {
+        data = FileHandle.standardInput.readDataToEndOfFile()
+    } else {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw MLKitError(.fileNotFound, "no such file", at: .init(file: path))
+        }
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw MLKitError(.io, "cannot read the file: \(error.localizedDescription)", at: .init(file: path))
+        }
+    }
+    return try Tokenizer.decodeText(data, policy: policy, source: path == "-" ? "stdin" : path)
+}

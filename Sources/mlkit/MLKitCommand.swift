@@ -1,0 +1,16 @@
+import ArgumentParser
+
+/// The `mlkit` command: train, evaluate and run text classifiers.
+@main
+struct MLKitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mlkit",
+        abstract: "Text classification: tokenize, train, evaluate and predict.",
+        discussion: """
+            Exit codes: 0 success, 64 usage error, 65 bad input data, 66 missing file, \
+            70 internal error. Errors go to standard error and name the file, line or field at fault.
+            """,
+        version: "0.1.0",
+        subcommands: [TokenizeCommand.self]
+    )
+}

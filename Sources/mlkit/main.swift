@@ -1,2 +1,0 @@
-// Placeholder until the CLI lands.
-print("mlkit")
