@@ -26,6 +26,8 @@ public struct MLKitError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let fileNotFound = Code("fileNotFound")
         /// Reading or writing a file failed.
         public static let io = Code("io")
+        /// A file was written by a newer mlkit, in a format version this one does not know.
+        public static let unsupportedVersion = Code("unsupportedVersion")
         /// A parameter or option has a value that cannot be used.
         public static let invalidParameter = Code("invalidParameter")
         /// A feature was asked for that this build does not include.

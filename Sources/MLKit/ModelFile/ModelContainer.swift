@@ -1,0 +1,235 @@
+import Foundation
+
+/// The binary container of a model file: magic bytes, the format version, a table of typed
+/// sections, a JSON header, 64-byte-aligned little-endian sections, and a footer with the
+/// file's length and CRC-32. `docs/model-format.md` documents every byte.
+///
+/// The container knows nothing of classifiers: ``ModelFile`` decides what the header and
+/// sections hold.
+struct ModelContainer {
+    /// The type of a section's elements.
+    enum ElementType: UInt32, Sendable {
+        /// Little-endian IEEE 754 single precision.
+        case float32 = 1
+        /// Little-endian unsigned 64-bit integers.
+        case uint64 = 2
+        /// UTF-8 strings, each followed by a NUL byte.
+        case utf8 = 3
+        /// Little-endian signed 32-bit integers.
+        case int32 = 4
+    }
+
+    /// A named block of bytes.
+    struct Section {
+        let name: String
+        let type: ElementType
+        let bytes: Data
+    }
+
+    static let magic = Array("MLKITMOD".utf8)
+    static let footerMagic = Array("MEND".utf8)
+    /// The version this mlkit writes.
+    static let currentVersion: UInt32 = 1
+    /// Every version this mlkit reads: all that were ever released.
+    static let readableVersions: ClosedRange<UInt32> = 1...1
+    static let alignment = 64
+    static let sectionEntrySize = 64
+    static let sectionNameSize = 40
+    static let prefixSize = 24
+    static let footerSize = 16
+
+    /// The format version of the file.
+    let version: UInt32
+    /// The JSON header.
+    let header: Data
+    /// The sections, by name.
+    let sections: [String: Section]
+
+    // MARK: Writing
+
+    /// Lays out a file: prefix, section table, header, aligned sections, footer.
+    static func encode(header: Data, sections: [Section], version: UInt32 = currentVersion) -> Data {
+        var data = Data()
+        data.append(contentsOf: magic)
+        appendInteger(version, to: &data)
+        appendInteger(UInt32(sections.count), to: &data)
+        appendInteger(UInt64(header.count), to: &data)
+        let tableStart = data.count
+        data.append(Data(count: sections.count * sectionEntrySize))
+        data.append(header)
+        var entries: [(offset: Int, length: Int)] = []
+        for section in sections {
+            data.append(Data(count: padding(for: data.count)))
+            entries.append((data.count, section.bytes.count))
+            data.append(section.bytes)
+        }
+        for (index, section) in sections.enumerated() {
+            var entry = Data(section.name.utf8.prefix(sectionNameSize))
+            entry.append(Data(count: sectionNameSize - entry.count))
+            appendInteger(section.type.rawValue, to: &entry)
+            appendInteger(UInt32(0), to: &entry)
+            appendInteger(UInt64(entries[index].offset), to: &entry)
+            appendInteger(UInt64(entries[index].length), to: &entry)
+            let start = tableStart + index * sectionEntrySize
+            data.replaceSubrange(start..<(start + sectionEntrySize), with: entry)
+        }
+        appendInteger(UInt64(data.count + footerSize), to: &data)
+        let crc = data.withUnsafeBytes { CRC32.checksum($0) }
+        appendInteger(crc, to: &data)
+        data.append(contentsOf: footerMagic)
+        return data
+    }
+
+    private static func padding(for offset: Int) -> Int { (alignment - offset % alignment) % alignment }
+
+    private static func appendInteger<T: FixedWidthInteger>(_ value: T, to data: inout Data) {
+        withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+    }
+
+    // MARK: Reading
+
+    /// Parses and checks a file.
+    /// - Parameters:
+    ///   - data: The file's bytes.
+    ///   - file: Its path, for error messages.
+    ///   - knownSections: The section names this version understands.
+    /// - Throws: ``MLKitError``: `malformedData` for a file that is not a model, truncated,
+    ///   corrupt or with an unknown section; `unsupportedVersion` for a newer format.
+    static func decode(_ data: Data, file: String?, knownSections: Set<String>) throws -> ModelContainer {
+        func fail(_ reason: String, _ code: MLKitError.Code = .malformedData) -> MLKitError {
+            MLKitError(code, reason, at: file.map { .init(file: $0) })
+        }
+        return try data.withUnsafeBytes { bytes in
+            guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else {
+                throw fail("not an mlkit model file (its first bytes are not \"MLKITMOD\")")
+            }
+            guard bytes.count >= prefixSize + footerSize else { throw fail("truncated: the file is only \(bytes.count) bytes") }
+            let version: UInt32 = integer(bytes, at: 8)
+            guard readableVersions.contains(version) else {
+                if version > readableVersions.upperBound {
+                    throw fail("model format version \(version) is newer than this mlkit reads "
+                               + "(versions \(readableVersions.lowerBound)–\(readableVersions.upperBound)); upgrade mlkit",
+                               .unsupportedVersion)
+                }
+                throw fail("model format version \(version) does not exist")
+            }
+            try checkFooter(bytes, fail)
+            let sectionCount = Int(integer(bytes, at: 12) as UInt32)
+            let headerLength = Int(clamping: integer(bytes, at: 16) as UInt64)
+            let tableEnd = prefixSize + sectionCount * sectionEntrySize
+            let bodyEnd = bytes.count - footerSize
+            guard sectionCount <= 1024, tableEnd <= bodyEnd, headerLength <= bodyEnd - tableEnd else {
+                throw fail("the section table or header runs past the end of the file")
+            }
+            let header = Data(bytes[tableEnd..<(tableEnd + headerLength)])
+            var sections: [String: Section] = [:]
+            for index in 0..<sectionCount {
+                let entry = prefixSize + index * sectionEntrySize
+                let name = String(decoding: bytes[entry..<(entry + sectionNameSize)].prefix { $0 != 0 }, as: UTF8.self)
+                guard knownSections.contains(name) else { throw fail("unknown section '\(name)'") }
+                guard let type = ElementType(rawValue: integer(bytes, at: entry + sectionNameSize)) else {
+                    throw fail("section '\(name)' has an unknown element type")
+                }
+                let offset = Int(clamping: integer(bytes, at: entry + 48) as UInt64)
+                let length = Int(clamping: integer(bytes, at: entry + 56) as UInt64)
+                guard offset >= tableEnd + headerLength, offset <= bodyEnd, length <= bodyEnd - offset else {
+                    throw fail("section '\(name)' runs past the end of the file")
+                }
+                sections[name] = Section(name: name, type: type, bytes: Data(bytes[offset..<(offset + length)]))
+            }
+            return ModelContainer(version: version, header: header, sections: sections)
+        }
+    }
+
+    /// Checks the footer's magic, length and CRC-32.
+    private static func checkFooter(_ bytes: UnsafeRawBufferPointer, _ fail: (String, MLKitError.Code) -> MLKitError) throws {
+        let footer = bytes.count - footerSize
+        let storedLength = Int(clamping: integer(bytes, at: footer) as UInt64)
+        guard bytes[(bytes.count - 4)...].elementsEqual(footerMagic), storedLength == bytes.count else {
+            let expected = bytes[(bytes.count - 4)...].elementsEqual(footerMagic) ? " (expected \(storedLength) bytes)" : ""
+            throw fail("truncated or damaged: the file ends without its footer\(expected)", .malformedData)
+        }
+        let stored: UInt32 = integer(bytes, at: footer + 8)
+        let computed = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<(footer + 8)]))
+        guard stored == computed else {
+            throw fail(String(format: "checksum mismatch (stored 0x%08X, computed 0x%08X): the file is corrupt",
+                              stored, computed), .malformedData)
+        }
+    }
+
+    private static func integer<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> T {
+        T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    // MARK: Typed access
+
+    /// The section `name` as floats.
+    func floats(_ name: String) throws -> [Float] {
+        try Self.littleEndianArray(try section(name, .float32, stride: 4), as: UInt32.self).map(Float.init(bitPattern:))
+    }
+
+    /// The section `name` as unsigned 64-bit integers.
+    func uint64s(_ name: String) throws -> [UInt64] {
+        try Self.littleEndianArray(try section(name, .uint64, stride: 8), as: UInt64.self)
+    }
+
+    /// The section `name` as NUL-terminated UTF-8 strings.
+    func strings(_ name: String) throws -> [String] {
+        let bytes = try section(name, .utf8, stride: 1)
+        guard bytes.isEmpty || bytes.last == 0 else {
+            throw MLKitError(.malformedData, "section '\(name)' does not end with a NUL byte")
+        }
+        return bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Copies little-endian integers out of `bytes` with one `memcpy` on little-endian hosts.
+    private static func littleEndianArray<T: FixedWidthInteger>(_ bytes: Data, as _: T.Type) throws -> [T] {
+        let count = bytes.count / MemoryLayout<T>.size
+        var values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            bytes.withUnsafeBytes { raw in
+                if let source = raw.baseAddress, count > 0 {
+                    UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: source, byteCount: count * MemoryLayout<T>.size)
+                }
+            }
+            initialized = count
+        }
+        if T(littleEndian: 1) != 1 {
+            for index in values.indices { values[index] = T(littleEndian: values[index]) }
+        }
+        return values
+    }
+
+    /// Whether the file has a section.
+    func has(_ name: String) -> Bool { sections[name] != nil }
+
+    private func section(_ name: String, _ type: ElementType, stride: Int) throws -> Data {
+        guard let section = sections[name] else { throw MLKitError(.malformedData, "the model has no '\(name)' section") }
+        guard section.type == type, section.bytes.count % stride == 0 else {
+            throw MLKitError(.malformedData, "section '\(name)' has the wrong type or length")
+        }
+        return section.bytes
+    }
+
+    // MARK: Section builders
+
+    static func section(_ name: String, floats: [Float]) -> Section {
+        var data = Data(capacity: floats.count * 4)
+        for value in floats { appendInteger(value.bitPattern, to: &data) }
+        return Section(name: name, type: .float32, bytes: data)
+    }
+
+    static func section(_ name: String, uint64s: [UInt64]) -> Section {
+        var data = Data(capacity: uint64s.count * 8)
+        for value in uint64s { appendInteger(value, to: &data) }
+        return Section(name: name, type: .uint64, bytes: data)
+    }
+
+    static func section(_ name: String, strings: [String]) -> Section {
+        var data = Data()
+        for string in strings {
+            data.append(contentsOf: string.utf8)
+            data.append(0)
+        }
+        return Section(name: name, type: .utf8, bytes: data)
+    }
+}

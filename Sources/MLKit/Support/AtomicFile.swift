@@ -1,0 +1,52 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+import Darwin
+private let systemWrite = Darwin.write
+#endif
+
+/// Writes files so that a crash never leaves a half-written one: the bytes go to a temporary
+/// file in the same folder, are flushed to disk, and the file is renamed over the target.
+enum AtomicFile {
+    /// Writes `data` to `url` atomically.
+    /// - Throws: ``MLKitError`` with code `io`, naming the file.
+    static func write(_ data: Data, to url: URL, permissions: mode_t = 0o644) throws {
+        let target = url.path
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp").path
+        func failure(_ what: String) -> MLKitError {
+            MLKitError(.io, "cannot write the file: \(what) (\(String(cString: strerror(errno))))", at: .init(file: target))
+        }
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions)
+        guard descriptor >= 0 else { throw failure("cannot create a temporary file beside it") }
+        var succeeded = false
+        defer {
+            if !succeeded { unlink(temporary) }
+        }
+        let wrote = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let count = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        guard wrote, fsync(descriptor) == 0 else {
+            close(descriptor)
+            throw failure("writing failed")
+        }
+        close(descriptor)
+        guard rename(temporary, target) == 0 else { throw failure("cannot move the temporary file into place") }
+        succeeded = true
+        // Make the rename itself durable.
+        let folder = open(url.deletingLastPathComponent().path, O_RDONLY)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
+    }
+}
