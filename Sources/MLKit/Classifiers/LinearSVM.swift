@@ -1,0 +1,102 @@
+/// A linear support vector machine: L2-regularized, squared hinge loss, one-vs-rest, trained by
+/// dual coordinate descent as LIBLINEAR's `-s 1 -B 1` (and scikit-learn's `LinearSVC`).
+///
+/// For each class `c` it solves ``DualCoordinateDescent``'s problem
+/// `min ½(‖w_c‖² + b_c²) + Σᵢ Cᵢ max(0, 1 − yᵢ(w_c·xᵢ + b_c))²` with `yᵢ = +1` for the examples of
+/// `c` and `−1` for the others; the bias is the weight of a constant feature 1, so it is
+/// regularized, as with LIBLINEAR's `-B 1`. Costs follow LIBLINEAR's `train()`: with more than two
+/// classes, `C₊ = C·weight_c` and `C₋ = C`; with two classes a single problem is solved (class 1
+/// positive, `C₊ = C·weight₁`, `C₋ = C·weight₀`) and class 0 gets the negated weights.
+///
+/// The classes are trained in parallel, each from its own seed (the `c`-th output of
+/// `SplitMix64(seed)`), so results depend on the seed and never on the thread count. Training
+/// runs on the used columns only (``ColumnCompaction``); unused features get weight 0.
+///
+/// Probabilities: one-vs-rest Platt scaling (``ProbabilityCalibration/fitPlatt(scores:labels:classes:)``)
+/// fitted on the decision values of the validation problem. Without one, it is fitted on the
+/// training decision values; those are biased towards large margins (training points sit at or
+/// beyond the margin), so the sigmoids come out too steep and the probabilities overconfident.
+struct LinearSVM: Sendable {
+    /// The cost `C` of margin violations; must be positive.
+    var c: Double = 1
+    /// The stopping tolerance `ε` on the projected-gradient spread (LIBLINEAR's default 0.1).
+    var tolerance: Double = 0.1
+    /// The largest number of outer iterations per class.
+    var maxIterations = 1000
+    /// The seed of the visiting orders.
+    var seed: UInt64 = 0
+    /// Worker threads (0: all cores).
+    var threads = 0
+
+    /// Trains a model.
+    /// - Parameters:
+    ///   - problem: The training set.
+    ///   - validation: Held-out examples for Platt scaling (see the type's documentation).
+    /// - Throws: ``MLKitError`` with code `invalidParameter` for a non-positive `c` or
+    ///   `tolerance`, or a `maxIterations` below 1.
+    func train(_ problem: TrainingProblem, validation: TrainingProblem? = nil) throws -> LinearModel {
+        try validate()
+        let threads = self.threads == 0 ? Parallel.defaultThreadCount : self.threads
+        let compaction = ColumnCompaction(matrix: problem.matrix)
+        let solver = DualCoordinateDescent(matrix: compaction.compact(problem.matrix), tolerance: tolerance,
+                                           maxIterations: maxIterations)
+        let solutions = solveAll(problem, solver: solver, threads: threads)
+        let classes = problem.classCount
+        var weights = [Float](repeating: 0, count: compaction.compactColumns * classes)
+        var bias = [Float](repeating: 0, count: classes)
+        for (lane, solution) in solutions.enumerated() {
+            for feature in 0..<compaction.compactColumns { weights[feature * classes + lane] = solution.weights[feature] }
+            bias[lane] = solution.bias
+        }
+        let unscaled = LinearModel(features: problem.matrix.columns, classes: classes,
+                                   weights: compaction.expand(weights, classes: classes), bias: bias,
+                                   probability: .softmax(temperature: 1))
+        let calibration = validation.flatMap { $0.matrix.rows > 0 ? $0 : nil } ?? problem
+        let mapping = ProbabilityCalibration.fitPlatt(scores: unscaled.scores(for: calibration.matrix, threads: threads),
+                                                      labels: calibration.labels, classes: classes)
+        return LinearModel(features: unscaled.features, classes: classes, weights: unscaled.weights, bias: bias,
+                           probability: mapping)
+    }
+
+    /// One solution per class: one-vs-rest, or one problem and its negation for two classes.
+    private func solveAll(_ problem: TrainingProblem, solver: DualCoordinateDescent,
+                          threads: Int) -> [DualCoordinateDescent.Solution] {
+        let labels = problem.labels, weights = problem.classWeights, c = self.c
+        if problem.classCount == 2 {
+            let solution = solver.solve(isPositive: labels.map { $0 == 1 }, positiveCost: c * Double(weights[1]),
+                                        negativeCost: c * Double(weights[0]), seed: classSeeds(1)[0])
+            let negated = DualCoordinateDescent.Solution(weights: solution.weights.map { -$0 }, bias: -solution.bias,
+                                                         iterations: solution.iterations)
+            return [negated, solution]
+        }
+        let classes = problem.classCount
+        let seeds = classSeeds(classes)
+        let workers = max(1, min(threads, classes))
+        // Worker `t` trains classes t, t + workers, …: interleaving balances uneven classes.
+        let parts = Parallel.map(workers, threads: workers) { slots in
+            slots.flatMap { slot in
+                stride(from: slot, to: classes, by: workers).map { lane in
+                    (lane, solver.solve(isPositive: labels.map { Int($0) == lane },
+                                        positiveCost: c * Double(weights[lane]), negativeCost: c, seed: seeds[lane]))
+                }
+            }
+        }
+        return parts.flatMap { $0 }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// The first `count` outputs of `SplitMix64(seed)`: one independent seed per class.
+    private func classSeeds(_ count: Int) -> [UInt64] {
+        var generator = SplitMix64(seed: seed)
+        return (0..<count).map { _ in generator.next() }
+    }
+
+    private func validate() throws {
+        func fail(_ field: String, _ reason: String) -> MLKitError {
+            MLKitError(.invalidParameter, reason, at: .init(field: field))
+        }
+        guard c > 0, c.isFinite else { throw fail("c", "must be positive, not \(c)") }
+        guard tolerance > 0 else { throw fail("tolerance", "must be positive, not \(tolerance)") }
+        guard maxIterations >= 1 else { throw fail("maxIterations", "must be at least 1, not \(maxIterations)") }
+        guard threads >= 0 else { throw fail("threads", "must not be negative, not \(threads)") }
+    }
+}

@@ -1,0 +1,104 @@
+/// Multinomial logistic regression ("maximum entropy"), L2-regularized, trained by L-BFGS.
+///
+/// It minimizes, over feature-major weights `W` and biases `b`,
+///
+///     f(W, b) = ½‖W‖²_F + C Σᵢ w_{yᵢ} · CE(softmax(xᵢ W + b), yᵢ)
+///
+/// where `w_c` is the class weight and the bias is not regularized: scikit-learn's
+/// `LogisticRegression(C=C, solver="lbfgs")` objective, whose value scikit-learn reports divided
+/// by `C Σᵢ w_{yᵢ}`. With two classes this symmetric softmax equals scikit-learn's binomial model
+/// at `C_binomial = 2C` (the optimum splits the weight vector as `±w/2`).
+///
+/// The solver is ``LBFGS`` (memory 10 by default) from zero or from a warm start, stopping when
+/// `‖∇f‖₂ ≤ tolerance · ‖∇f(start)‖₂` or after ``maxIterations`` iterations. The loss and gradient
+/// (``SoftmaxLoss``) are computed on the training matrix's used columns only
+/// (``ColumnCompaction``); unused features get weight 0. Results are identical for every thread
+/// count. Probabilities are `softmax(scores)`, temperature 1.
+struct LogisticRegression: Sendable {
+    /// The inverse regularization strength `C` (scikit-learn's `C`); must be positive.
+    var c: Double = 1
+    /// The relative gradient-norm tolerance.
+    var tolerance: Double = 1e-4
+    /// The largest number of L-BFGS iterations.
+    var maxIterations = 100
+    /// The number of L-BFGS correction pairs.
+    var memory = 10
+    /// Worker threads (0: all cores).
+    var threads = 0
+
+    /// A trained model with the optimizer's account of the run.
+    struct Fit: Sendable {
+        /// The model.
+        let model: LinearModel
+        /// The objective `f(W, b)` at the returned weights.
+        let objective: Double
+        /// The L-BFGS result, without the solution vector's copy.
+        let iterations: Int
+        /// Objective evaluations.
+        let evaluations: Int
+        /// `‖∇f‖₂` at the start and at the end.
+        let initialGradientNorm: Double
+        let gradientNorm: Double
+        /// Why the optimizer stopped.
+        let stop: LBFGS.Stop
+    }
+
+    /// Trains a model.
+    /// - Parameters:
+    ///   - problem: The training set.
+    ///   - initial: Weights to start from (a model with the same features and classes).
+    /// - Throws: ``MLKitError`` with code `invalidParameter` for a non-positive `c`, `tolerance`
+    ///   or `memory`, a negative `maxIterations`, or a warm start of another shape.
+    func train(_ problem: TrainingProblem, initial: LinearModel? = nil) throws -> LinearModel {
+        try fit(problem, initial: initial).model
+    }
+
+    /// Trains a model and reports the optimization.
+    /// - Throws: As ``train(_:initial:)``.
+    func fit(_ problem: TrainingProblem, initial: LinearModel? = nil) throws -> Fit {
+        try validate(problem: problem, initial: initial)
+        let threads = self.threads == 0 ? Parallel.defaultThreadCount : self.threads
+        let compaction = ColumnCompaction(matrix: problem.matrix)
+        let compact = TrainingProblem(matrix: compaction.compact(problem.matrix), labels: problem.labels,
+                                      classCount: problem.classCount, classWeights: problem.classWeights)
+        let loss = SoftmaxLoss(problem: compact, c: c, threads: threads)
+        let optimizer = LBFGS(memory: memory, tolerance: tolerance, maxIterations: maxIterations, threads: threads)
+        let result = optimizer.minimize(from: startingPoint(initial, compaction: compaction, classes: problem.classCount),
+                                        loss.evaluate)
+        let classes = problem.classCount
+        let weightCount = compaction.compactColumns * classes
+        let model = LinearModel(features: problem.matrix.columns, classes: classes,
+                                weights: compaction.expand(Array(result.solution[..<weightCount]), classes: classes),
+                                bias: Array(result.solution[weightCount...]), probability: .softmax(temperature: 1))
+        return Fit(model: model, objective: result.value, iterations: result.iterations,
+                   evaluations: result.evaluations, initialGradientNorm: result.initialGradientNorm,
+                   gradientNorm: result.gradientNorm, stop: result.stop)
+    }
+
+    /// The compact parameter vector of a warm start, or zeros.
+    private func startingPoint(_ initial: LinearModel?, compaction: ColumnCompaction, classes: Int) -> [Float] {
+        guard let initial else { return [Float](repeating: 0, count: (compaction.compactColumns + 1) * classes) }
+        var point: [Float] = []
+        point.reserveCapacity((compaction.compactColumns + 1) * classes)
+        for column in compaction.usedColumns {
+            point.append(contentsOf: initial.weights[(Int(column) * classes)..<((Int(column) + 1) * classes)])
+        }
+        point.append(contentsOf: initial.bias)
+        return point
+    }
+
+    private func validate(problem: TrainingProblem, initial: LinearModel?) throws {
+        func fail(_ field: String, _ reason: String) -> MLKitError {
+            MLKitError(.invalidParameter, reason, at: .init(field: field))
+        }
+        guard c > 0, c.isFinite else { throw fail("c", "must be positive, not \(c)") }
+        guard tolerance > 0 else { throw fail("tolerance", "must be positive, not \(tolerance)") }
+        guard maxIterations >= 0 else { throw fail("maxIterations", "must not be negative, not \(maxIterations)") }
+        guard memory >= 1 else { throw fail("memory", "must be at least 1, not \(memory)") }
+        guard threads >= 0 else { throw fail("threads", "must not be negative, not \(threads)") }
+        if let initial, initial.features != problem.matrix.columns || initial.classes != problem.classCount {
+            throw fail("initial", "the warm start has \(initial.features) features and \(initial.classes) classes; "
+                       + "the problem has \(problem.matrix.columns) and \(problem.classCount)")
+        }
+    }
+}

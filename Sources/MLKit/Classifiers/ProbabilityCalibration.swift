@@ -1,0 +1,159 @@
+import Foundation
+
+/// Maps a linear model's scores to probabilities fitted on held-out data: Platt scaling for
+/// margins (SVM) and a softmax temperature for log-linear scores (naive Bayes).
+enum ProbabilityCalibration {
+    /// Platt's sigmoid `P(positive | f) = 1 / (1 + exp(a·f + b))` fitted to decision values `f`
+    /// (Platt 1999), in the robust form of Lin, Lin & Weng, "A note on Platt's probabilistic
+    /// outputs for support vector machines", Machine Learning 68 (2007), Algorithm 1.
+    ///
+    /// It minimizes the cross-entropy `−Σᵢ tᵢ log pᵢ + (1 − tᵢ) log(1 − pᵢ)` against smoothed
+    /// targets `t₊ = (N₊ + 1)/(N₊ + 2)` and `t₋ = 1/(N₋ + 2)`, from `a = 0`,
+    /// `b = log((N₋ + 1)/(N₊ + 1))`, by Newton's method on `(a, b)` with the Hessian shifted by
+    /// `σ = 10⁻¹²` and a backtracking line search (sufficient decrease `10⁻⁴`, steps halved down
+    /// to `10⁻¹⁰`). Each term is evaluated in the overflow-free form for the sign of `a·f + b`.
+    /// It stops when both gradient components are below `10⁻⁵` or after 100 iterations.
+    /// - Returns: `(a, b)`; `a` is negative when larger decision values mean "positive".
+    static func plattParameters(decisionValues: [Double], positives: [Bool]) -> (a: Double, b: Double) {
+        let positiveCount = Double(positives.filter { $0 }.count)
+        let negativeCount = Double(positives.count) - positiveCount
+        let high = (positiveCount + 1) / (positiveCount + 2), low = 1 / (negativeCount + 2)
+        let targets = positives.map { $0 ? high : low }
+        var a = 0.0, b = log((negativeCount + 1) / (positiveCount + 1))
+        var value = plattLoss(decisionValues, targets, a, b)
+        for _ in 0..<100 {
+            let (g1, g2, h11, h22, h21) = plattDerivatives(decisionValues, targets, a, b)
+            if abs(g1) < 1e-5 && abs(g2) < 1e-5 { break }
+            let determinant = h11 * h22 - h21 * h21
+            let dA = -(h22 * g1 - h21 * g2) / determinant
+            let dB = -(-h21 * g1 + h11 * g2) / determinant
+            let slope = g1 * dA + g2 * dB
+            var step = 1.0
+            while step >= 1e-10 {
+                let newValue = plattLoss(decisionValues, targets, a + step * dA, b + step * dB)
+                if newValue < value + 1e-4 * step * slope {
+                    a += step * dA
+                    b += step * dB
+                    value = newValue
+                    break
+                }
+                step /= 2
+            }
+            if step < 1e-10 { break }
+        }
+        return (a, b)
+    }
+
+    /// The cross-entropy of Platt's sigmoid, `Σᵢ tᵢ z + log(1 + e^{−z})` with `z = a fᵢ + b`,
+    /// written for either sign of `z`.
+    private static func plattLoss(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double) -> Double {
+        var total = 0.0
+        for index in values.indices {
+            let z = values[index] * a + b
+            total += z >= 0 ? targets[index] * z + log1p(exp(-z)) : (targets[index] - 1) * z + log1p(exp(z))
+        }
+        return total
+    }
+
+    /// The gradient `(g₁, g₂)` and the shifted Hessian `(h₁₁, h₂₂, h₂₁)` of ``plattLoss``.
+    private static func plattDerivatives(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double)
+        -> (Double, Double, Double, Double, Double) {
+        var h11 = 1e-12, h22 = 1e-12, h21 = 0.0, g1 = 0.0, g2 = 0.0
+        for index in values.indices {
+            let z = values[index] * a + b
+            let p: Double, q: Double
+            if z >= 0 {
+                p = exp(-z) / (1 + exp(-z))
+                q = 1 / (1 + exp(-z))
+            } else {
+                p = 1 / (1 + exp(z))
+                q = exp(z) / (1 + exp(z))
+            }
+            let d2 = p * q
+            h11 += values[index] * values[index] * d2
+            h22 += d2
+            h21 += values[index] * d2
+            let d1 = targets[index] - p
+            g1 += values[index] * d1
+            g2 += d1
+        }
+        return (g1, g2, h11, h22, h21)
+    }
+
+    /// One-vs-rest Platt scaling: for each class `c`, ``plattParameters(decisionValues:positives:)``
+    /// on the scores of class `c` with "label is `c`" as the positive event.
+    /// - Parameters:
+    ///   - scores: Row-major `rows × classes` decision values.
+    ///   - labels: The class of each row.
+    ///   - classes: The number of classes.
+    static func fitPlatt(scores: [Float], labels: [Int32], classes: Int) -> LinearModel.ProbabilityMapping {
+        var a = [Float](repeating: -1, count: classes), b = [Float](repeating: 0, count: classes)
+        for lane in 0..<classes {
+            let values = labels.indices.map { Double(scores[$0 * classes + lane]) }
+            let fitted = plattParameters(decisionValues: values, positives: labels.map { Int($0) == lane })
+            a[lane] = Float(fitted.a)
+            b[lane] = Float(fitted.b)
+        }
+        return .platt(a: a, b: b)
+    }
+
+    /// The temperature `T` that minimizes the negative log-likelihood of `softmax(s / T)` on
+    /// labelled scores (Guo et al., "On calibration of modern neural networks", ICML 2017).
+    ///
+    /// With `β = 1/T`, `NLL(β) = Σᵢ logsumexp(β sᵢ) − β sᵢ,yᵢ` is convex, and its derivative
+    /// `Σᵢ E_{softmax(β sᵢ)}[sᵢ] − sᵢ,yᵢ` increases with `β`; the root is bracketed by doubling
+    /// and found by 60 bisections. Scores that predict worse than chance give `β = 0`, returned as
+    /// `T = 10⁶` (uniform probabilities); perfectly separated scores give `β ≥ 2³⁰`.
+    static func fitTemperature(scores: [Float], labels: [Int32], classes: Int) -> Float {
+        guard !labels.isEmpty, classes > 1 else { return 1 }
+        if temperatureSlope(scores, labels, classes, 0) >= 0 { return 1e6 }
+        var low = 0.0, high = 1.0
+        while temperatureSlope(scores, labels, classes, high) < 0 && high < 0x1p30 {
+            low = high
+            high *= 2
+        }
+        for _ in 0..<60 {
+            let middle = (low + high) / 2
+            if temperatureSlope(scores, labels, classes, middle) < 0 { low = middle } else { high = middle }
+        }
+        return Float(1 / ((low + high) / 2))
+    }
+
+    /// `d NLL / dβ = Σᵢ (E_{softmax(β sᵢ)}[sᵢ] − sᵢ,yᵢ)`.
+    private static func temperatureSlope(_ scores: [Float], _ labels: [Int32], _ classes: Int, _ beta: Double) -> Double {
+        var total = 0.0
+        for row in labels.indices {
+            let base = row * classes
+            var largest = -Double.infinity
+            for lane in 0..<classes { largest = max(largest, beta * Double(scores[base + lane])) }
+            var weightSum = 0.0, expected = 0.0
+            for lane in 0..<classes {
+                let weight = exp(beta * Double(scores[base + lane]) - largest)
+                weightSum += weight
+                expected += weight * Double(scores[base + lane])
+            }
+            total += expected / weightSum - Double(scores[base + Int(labels[row])])
+        }
+        return total
+    }
+
+    /// `model` with its softmax temperature fitted on `validation`, or unchanged without one.
+    static func withFittedTemperature(_ model: LinearModel, validation: TrainingProblem?) -> LinearModel {
+        guard let validation, validation.matrix.rows > 0 else { return model }
+        let temperature = fitTemperature(scores: model.scores(for: validation.matrix), labels: validation.labels,
+                                         classes: model.classes)
+        return LinearModel(features: model.features, classes: model.classes, weights: model.weights,
+                           bias: model.bias, probability: .softmax(temperature: temperature))
+    }
+
+    /// The mean negative log-likelihood `−(1/n) Σᵢ log pᵢ,yᵢ` of `model`'s probabilities on
+    /// `problem`, with probabilities floored at 10⁻¹⁵.
+    static func meanNegativeLogLikelihood(of model: LinearModel, on problem: TrainingProblem) -> Double {
+        let probabilities = model.probabilities(for: problem.matrix)
+        var total = 0.0
+        for row in problem.labels.indices {
+            total -= log(max(Double(probabilities[row * model.classes + Int(problem.labels[row])]), 1e-15))
+        }
+        return total / Double(max(problem.labels.count, 1))
+    }
+}

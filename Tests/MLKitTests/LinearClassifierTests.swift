@@ -1,0 +1,390 @@
+import Foundation
+import Testing
+@testable import MLKit
+
+// MARK: - Helpers
+
+/// A problem from rows written as `[column: value]` dictionaries.
+private func problem(_ rows: [[Int32: Float]], labels: [Int32], columns: Int, classCount: Int? = nil,
+                     classWeights: [Float]? = nil) -> TrainingProblem {
+    var matrix = SparseMatrix(columns: columns)
+    for row in rows {
+        let keys = row.keys.sorted()
+        matrix.appendRow(indices: keys, values: keys.map { row[$0]! })
+    }
+    return TrainingProblem(matrix: matrix, labels: labels, classCount: classCount ?? Int(labels.max()! + 1),
+                           classWeights: classWeights)
+}
+
+/// The weight of `feature` for `lane`.
+private func weight(_ model: LinearModel, _ feature: Int, _ lane: Int) -> Float {
+    model.weights[feature * model.classes + lane]
+}
+
+/// `|a − b| ≤ tolerance · max(1, |b|)`.
+private func close(_ a: Float, _ b: Double, _ tolerance: Double = 1e-5) -> Bool {
+    abs(Double(a) - b) <= tolerance * max(1, abs(b))
+}
+
+/// `count` rows of a `classes`-class problem that a linear model separates: each row holds
+/// three features from its class's own block of ten and two from a shared block of noise.
+private func separableProblem(rows count: Int, classes: Int, seed: UInt64,
+                              classWeights: [Float]? = nil) -> TrainingProblem {
+    var generator = SplitMix64(seed: seed)
+    let noiseStart = classes * 10
+    var rows: [[Int32: Float]] = []
+    var labels: [Int32] = []
+    for index in 0..<count {
+        let label = index % classes
+        var row: [Int32: Float] = [:]
+        for _ in 0..<3 { row[Int32(label * 10 + Int(generator.next(below: 10))), default: 0] += 1 }
+        for _ in 0..<2 { row[Int32(noiseStart + Int(generator.next(below: 20))), default: 0] += 1 }
+        rows.append(row)
+        labels.append(Int32(label))
+    }
+    return problem(rows, labels: labels, columns: noiseStart + 20, classCount: classes, classWeights: classWeights)
+}
+
+/// A two-class problem whose classes overlap: each row holds four features drawn from its
+/// class's preferred half of 20 features with probability 0.7, from the other half otherwise.
+private func noisyProblem(rows count: Int, seed: UInt64) -> TrainingProblem {
+    var generator = SplitMix64(seed: seed)
+    var rows: [[Int32: Float]] = []
+    var labels: [Int32] = []
+    for index in 0..<count {
+        let label = index % 2
+        var row: [Int32: Float] = [:]
+        for _ in 0..<4 {
+            let half = generator.nextFloat() < 0.7 ? label : 1 - label
+            row[Int32(half * 10 + Int(generator.next(below: 10))), default: 0] += 1
+        }
+        rows.append(row)
+        labels.append(Int32(label))
+    }
+    return problem(rows, labels: labels, columns: 20, classCount: 2)
+}
+
+/// The classes of the linear trainers, each with its default settings, keyed by name.
+private let defaultTrainers: [(name: String, train: @Sendable (TrainingProblem) throws -> LinearModel)] = [
+    ("multinomial NB", { try MultinomialNaiveBayes().train($0) }),
+    ("complement NB", { try ComplementNaiveBayes().train($0) }),
+    ("logistic regression", { try LogisticRegression(threads: 2).train($0) }),
+    ("linear SVM", { try LinearSVM(threads: 2).train($0) }),
+]
+
+// MARK: - Naive Bayes by hand
+
+/// Three documents over three features, two classes:
+///
+///     d0 (class 0): f0 × 2, f1 × 1        d1 (class 0): f0 × 1        d2 (class 1): f1 × 1, f2 × 3
+///
+/// Class totals: N_0 = (3, 1, 0), sum 4; N_1 = (0, 1, 3), sum 4; feature totals T = (3, 2, 3).
+@Suite("Naive Bayes on a corpus computed by hand")
+struct NaiveBayesByHandTests {
+    let corpus = problem([[0: 2, 1: 1], [0: 1], [1: 1, 2: 3]], labels: [0, 0, 1], columns: 3)
+
+    @Test("Multinomial: log((N_cf + 1) / (N_c + 3)) and the class log prior")
+    func multinomial() throws {
+        let model = try MultinomialNaiveBayes().train(corpus)
+        // Class 0: (3+1)/(4+3), (1+1)/7, (0+1)/7. Class 1: 1/7, 2/7, 4/7.
+        let expected: [[Double]] = [[4.0 / 7, 1.0 / 7], [2.0 / 7, 2.0 / 7], [1.0 / 7, 4.0 / 7]]
+        for feature in 0..<3 {
+            for lane in 0..<2 { #expect(close(weight(model, feature, lane), log(expected[feature][lane]))) }
+        }
+        // Priors: 2 of 3 documents, 1 of 3.
+        #expect(close(model.bias[0], log(2.0 / 3)) && close(model.bias[1], log(1.0 / 3)))
+        #expect(model.probability == .softmax(temperature: 1))
+    }
+
+    @Test("Complement: −log of the smoothed complement distribution, and no prior")
+    func complement() throws {
+        let model = try ComplementNaiveBayes().train(corpus)
+        // Class 0's complement is class 1: (T − N_0 + 1) = (1, 2, 4), sum 7, so W = −log(1/7, 2/7, 4/7).
+        // Class 1's complement is class 0: (4, 2, 1) / 7.
+        let complement: [[Double]] = [[1.0 / 7, 4.0 / 7], [2.0 / 7, 2.0 / 7], [4.0 / 7, 1.0 / 7]]
+        for feature in 0..<3 {
+            for lane in 0..<2 { #expect(close(weight(model, feature, lane), -log(complement[feature][lane]))) }
+        }
+        #expect(model.bias == [0, 0])
+        // Two classes: temperature 1 / (K − 1) = 1, scikit-learn's predict_proba.
+        #expect(model.probability == .softmax(temperature: 1))
+    }
+
+    @Test("Complement with normalized weights: log θ̃ divided by its sum over the features")
+    func complementNormalized() throws {
+        let model = try ComplementNaiveBayes(normalizesWeights: true).train(corpus)
+        // Both classes: Σ_f log θ̃ = log(1/7) + log(2/7) + log(4/7) = log(8/343).
+        let sum = log(8.0 / 343)
+        #expect(close(weight(model, 0, 0), log(1.0 / 7) / sum))
+        #expect(close(weight(model, 2, 0), log(4.0 / 7) / sum))
+        #expect(close(weight(model, 0, 1), log(4.0 / 7) / sum))
+    }
+
+    @Test("Hashed columns: smoothing counts every column, used or not")
+    func unusedColumns() throws {
+        // The same corpus in columns 1, 4 and 6 of 8: n = 8, so class 0's f0 gets (3+1)/(4+8).
+        let spread = problem([[1: 2, 4: 1], [1: 1], [4: 1, 6: 3]], labels: [0, 0, 1], columns: 8)
+        let model = try MultinomialNaiveBayes().train(spread)
+        #expect(close(weight(model, 1, 0), log(4.0 / 12)))
+        #expect(close(weight(model, 6, 1), log(4.0 / 12)))
+        // An unseen column gets the smoothing alone: 1 / 12 for both classes.
+        #expect(close(weight(model, 0, 0), log(1.0 / 12)) && close(weight(model, 7, 1), log(1.0 / 12)))
+        // Complement: class 0's complement over 8 columns sums to 4 + 8 = 12; unseen columns get −log(1/12).
+        let complement = try ComplementNaiveBayes().train(spread)
+        #expect(close(weight(complement, 1, 0), -log(1.0 / 12)) && close(weight(complement, 3, 0), -log(1.0 / 12)))
+        #expect(close(weight(complement, 6, 0), -log(4.0 / 12)))
+    }
+
+    @Test("Class weights scale each document's counts and its class's prior")
+    func classWeights() throws {
+        let weighted = problem([[0: 2, 1: 1], [0: 1], [1: 1, 2: 3]], labels: [0, 0, 1], columns: 3,
+                               classWeights: [1, 4])
+        let model = try MultinomialNaiveBayes().train(weighted)
+        // N_1 = 4 · (0, 1, 3), sum 16: f2 gets (12 + 1)/(16 + 3). Priors: 2 and 4 of 6.
+        #expect(close(weight(model, 2, 1), log(13.0 / 19)))
+        #expect(close(model.bias[0], log(2.0 / 6)) && close(model.bias[1], log(4.0 / 6)))
+    }
+
+    @Test("Invalid input is refused")
+    func refusals() {
+        #expect(throws: MLKitError.self) { try MultinomialNaiveBayes(smoothing: 0).train(corpus) }
+        let negative = problem([[0: -1], [1: 1]], labels: [0, 1], columns: 2)
+        #expect(throws: MLKitError.self) { try ComplementNaiveBayes().train(negative) }
+    }
+}
+
+// MARK: - Column compaction
+
+@Suite("Column compaction")
+struct ColumnCompactionTests {
+    @Test("Used columns are renumbered in order and expanded back, with a fill for the others")
+    func roundTrip() {
+        let spread = problem([[3: 1, 70: 2], [1000: 5, 3: 1]], labels: [0, 1], columns: 1 << 12)
+        let compaction = ColumnCompaction(matrix: spread.matrix)
+        #expect(compaction.usedColumns == [3, 70, 1000])
+        #expect(compaction.compactIndex(of: 70) == 1 && compaction.compactIndex(of: 71) == nil)
+        let compact = compaction.compact(spread.matrix)
+        #expect(compact.columns == 3 && compact.indices == [0, 1, 0, 2] && compact.values == [1, 2, 1, 5])
+        let full = compaction.expand([1, 2, 3, 4, 5, 6], classes: 2, fill: [-1, -2])
+        #expect(full.count == (1 << 12) * 2)
+        #expect(Array(full[6..<8]) == [1, 2] && Array(full[140..<142]) == [3, 4] && Array(full[2000..<2002]) == [5, 6])
+        #expect(Array(full[0..<2]) == [-1, -2] && Array(full[8190..<8192]) == [-1, -2])
+    }
+}
+
+// MARK: - L-BFGS
+
+@Suite("L-BFGS")
+struct LBFGSTests {
+    @Test("Converges to the minimum of an ill-conditioned convex quadratic")
+    func quadratic() {
+        // f(x) = ½ Σᵢ aᵢ (xᵢ − cᵢ)² + ½ (Σᵢ xᵢ − 1)², aᵢ = 1 … 100 (condition number ≈ 100).
+        // Its minimizer solves (A + 11ᵀ) x = A c + 1; Sherman–Morrison gives
+        // x = c + A⁻¹1 · (1 − Σ c) / (1 + Σ 1/aᵢ).
+        let n = 100
+        let a = (0..<n).map { Double($0 + 1) }
+        let c = (0..<n).map { Double(($0 * 7) % 11) / 10 - 0.5 }
+        let shift = (1 - c.reduce(0, +)) / (1 + a.reduce(0) { $0 + 1 / $1 })
+        let minimizer = (0..<n).map { c[$0] + shift / a[$0] }
+        let result = LBFGS(tolerance: 1e-6, maxIterations: 500).minimize(from: [Float](repeating: 0, count: n)) { x, g in
+            var total = 0.0
+            for i in 0..<n { total += Double(x[i]) }
+            var value = 0.5 * (total - 1) * (total - 1)
+            for i in 0..<n {
+                let d = Double(x[i]) - c[i]
+                value += 0.5 * a[i] * d * d
+                g[i] = Float(a[i] * d + (total - 1))
+            }
+            return value
+        }
+        #expect(result.stop == .converged)
+        let error = zip(result.solution, minimizer).map { abs(Double($0) - $1) }.max()!
+        #expect(error < 1e-4, "largest error \(error)")
+    }
+
+    @Test("Minimizes the Rosenbrock function from its classic start")
+    func rosenbrock() {
+        // f(x, y) = (1 − x)² + 100 (y − x²)², minimum 0 at (1, 1).
+        let result = LBFGS(tolerance: 1e-7, maxIterations: 500).minimize(from: [-1.2, 1]) { p, g in
+            let x = Double(p[0]), y = Double(p[1])
+            g[0] = Float(-2 * (1 - x) - 400 * x * (y - x * x))
+            g[1] = Float(200 * (y - x * x))
+            return (1 - x) * (1 - x) + 100 * (y - x * x) * (y - x * x)
+        }
+        #expect(abs(result.solution[0] - 1) < 1e-3 && abs(result.solution[1] - 1) < 1e-3)
+    }
+}
+
+// MARK: - Separable data
+
+@Suite("Separable data")
+struct SeparableDataTests {
+    @Test("Every trainer reaches 100% training accuracy", arguments: defaultTrainers.indices)
+    func perfectTrainingAccuracy(trainer: Int) throws {
+        let data = separableProblem(rows: 120, classes: 4, seed: 7)
+        let model = try defaultTrainers[trainer].train(data)
+        #expect(model.accuracy(on: data) == 1, "\(defaultTrainers[trainer].name)")
+    }
+
+    @Test("Logistic regression converges and its gradient vanishes")
+    func logisticConvergence() throws {
+        let data = separableProblem(rows: 90, classes: 3, seed: 11)
+        let fit = try LogisticRegression(tolerance: 1e-5, maxIterations: 1000, threads: 1).fit(data)
+        #expect(fit.stop == .converged)
+        #expect(fit.gradientNorm <= 1e-5 * fit.initialGradientNorm)
+    }
+
+    @Test("A linear SVM separates two classes with one problem and its negation")
+    func binarySVM() throws {
+        let data = separableProblem(rows: 60, classes: 2, seed: 3)
+        let model = try LinearSVM(threads: 1).train(data)
+        #expect(model.accuracy(on: data) == 1)
+        for feature in 0..<model.features { #expect(weight(model, feature, 0) == -weight(model, feature, 1)) }
+        #expect(model.bias[0] == -model.bias[1])
+    }
+}
+
+// MARK: - Determinism
+
+@Suite("Determinism")
+struct DeterminismTests {
+    let data = separableProblem(rows: 300, classes: 5, seed: 21)
+
+    @Test("The linear SVM gives identical weights for the same seed, on any number of threads")
+    func svmSeed() throws {
+        let first = try LinearSVM(seed: 5, threads: 2).train(data)
+        let again = try LinearSVM(seed: 5, threads: 2).train(data)
+        let serial = try LinearSVM(seed: 5, threads: 1).train(data)
+        #expect(first == again)
+        #expect(first == serial)
+    }
+
+    @Test("Logistic regression agrees on 1 and 2 threads")
+    func logisticThreads() throws {
+        let one = try LogisticRegression(threads: 1).train(data)
+        let two = try LogisticRegression(threads: 2).train(data)
+        let scale = one.weights.map { abs($0) }.max()!
+        let largest = zip(one.weights, two.weights).map { abs($0 - $1) }.max()!
+        #expect(largest <= 1e-4 * scale)
+        // The reduction order is fixed by rows and features, not threads: the results are identical.
+        #expect(one == two)
+    }
+
+    @Test("A warm start from the solution stops at once")
+    func warmStart() throws {
+        let trainer = LogisticRegression(tolerance: 1e-4, threads: 1)
+        let cold = try trainer.fit(data)
+        let warm = try trainer.fit(data, initial: cold.model)
+        #expect(warm.iterations < cold.iterations)
+        #expect(abs(warm.objective - cold.objective) <= 1e-4 * cold.objective)
+    }
+}
+
+// MARK: - Class weights
+
+/// Two classes that share feature 0; class 0 has more examples. Feature 0 alone is ambiguous.
+@Suite("Class weights")
+struct ClassWeightTests {
+    static func data(upweighting weight: Float) -> TrainingProblem {
+        let rows: [[Int32: Float]] = [[0: 1, 1: 1], [0: 1, 1: 1], [0: 1, 2: 1], [0: 1], [0: 1, 3: 1], [0: 1]]
+        return problem(rows, labels: [0, 0, 0, 0, 1, 1], columns: 4, classWeights: [1, weight])
+    }
+
+    @Test("Up-weighting class 1 raises its score on an ambiguous document", arguments: defaultTrainers.indices)
+    func shift(trainer: Int) throws {
+        var ambiguous = SparseMatrix(columns: 4)
+        ambiguous.appendRow(indices: [0], values: [1])
+        func margin(_ weight: Float) throws -> Float {
+            let scores = try defaultTrainers[trainer].train(Self.data(upweighting: weight)).scores(for: ambiguous)
+            return scores[1] - scores[0]
+        }
+        let plain = try margin(1), weighted = try margin(5)
+        #expect(weighted > plain, "\(defaultTrainers[trainer].name): \(plain) → \(weighted)")
+    }
+
+    @Test("With strong enough weights the ambiguous document changes class", arguments: defaultTrainers.indices)
+    func flip(trainer: Int) throws {
+        var ambiguous = SparseMatrix(columns: 4)
+        ambiguous.appendRow(indices: [0], values: [1])
+        let plain = try defaultTrainers[trainer].train(Self.data(upweighting: 1)).predictions(for: ambiguous)
+        let weighted = try defaultTrainers[trainer].train(Self.data(upweighting: 10)).predictions(for: ambiguous)
+        #expect(plain == [0] && weighted == [1], "\(defaultTrainers[trainer].name)")
+    }
+}
+
+// MARK: - Calibration
+
+@Suite("Probability calibration")
+struct CalibrationTests {
+    let training = noisyProblem(rows: 400, seed: 1)
+    let validation = noisyProblem(rows: 200, seed: 2)
+    let test = noisyProblem(rows: 400, seed: 3)
+
+    @Test("Platt-scaled SVM probabilities lie in (0, 1), sum to 1 and beat the uniform guess")
+    func plattSVM() throws {
+        let model = try LinearSVM(threads: 1).train(training, validation: validation)
+        guard case .platt(let a, _) = model.probability else { Issue.record("expected Platt scaling"); return }
+        #expect(a.allSatisfy { $0 < 0 })
+        let probabilities = model.probabilities(for: test.matrix)
+        #expect(probabilities.allSatisfy { $0 > 0 && $0 < 1 })
+        for row in 0..<test.matrix.rows {
+            #expect(abs(probabilities[2 * row] + probabilities[2 * row + 1] - 1) < 1e-5)
+        }
+        let nll = ProbabilityCalibration.meanNegativeLogLikelihood(of: model, on: test)
+        #expect(nll < log(2.0), "NLL \(nll)")
+    }
+
+    @Test("Platt's method recovers a known sigmoid")
+    func plattRecovery() {
+        // Decision values on a grid, with exactly P(positive | f) = 1 / (1 + exp(−2f + 0.5)) of
+        // each value's 1,000 examples positive.
+        var values: [Double] = [], positives: [Bool] = []
+        for step in -20...20 {
+            let f = Double(step) / 10
+            let positiveCount = Int((1000 / (1 + exp(-2 * f + 0.5))).rounded())
+            for index in 0..<1000 {
+                values.append(f)
+                positives.append(index < positiveCount)
+            }
+        }
+        let (a, b) = ProbabilityCalibration.plattParameters(decisionValues: values, positives: positives)
+        #expect(abs(a + 2) < 0.02 && abs(b - 0.5) < 0.02, "a \(a), b \(b)")
+    }
+
+    @Test("A fitted temperature lowers the validation NLL of naive Bayes")
+    func temperature() throws {
+        let plain = try MultinomialNaiveBayes().train(training)
+        let fitted = try MultinomialNaiveBayes().train(training, validation: validation)
+        guard case .softmax(let temperature) = fitted.probability else { Issue.record("expected softmax"); return }
+        #expect(temperature > 0 && temperature != 1)
+        let before = ProbabilityCalibration.meanNegativeLogLikelihood(of: plain, on: validation)
+        let after = ProbabilityCalibration.meanNegativeLogLikelihood(of: fitted, on: validation)
+        #expect(after < before)
+        #expect(ProbabilityCalibration.meanNegativeLogLikelihood(of: fitted, on: test) < log(2.0))
+    }
+}
+
+// MARK: - Reference headlines
+
+@Suite("The reference headlines")
+struct ReferenceHeadlineTests {
+    /// `../shared/seed-artifacts/texts.json` from the repository root.
+    static let textsURL = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "shared/seed-artifacts/texts.json")
+
+    @Test("Every trainer labels the two sample headlines as Create ML does", arguments: defaultTrainers.indices)
+    func sampleHeadlines(trainer: Int) throws {
+        let dataset = try DatasetReader().read(contentsOf: Self.textsURL)
+        let configuration = FeaturizerConfiguration(indexing: .vocabulary(.init()))
+        let featurizer = try Featurizer(fitting: dataset.examples.map(\.text), configuration: configuration)
+        let labels = dataset.examples.map { Int32(dataset.labels.firstIndex(of: $0.label)!) }
+        let training = TrainingProblem(matrix: featurizer.matrix(for: dataset.examples.map(\.text)), labels: labels,
+                                       classCount: dataset.labels.count)
+        let model = try defaultTrainers[trainer].train(training)
+        let headlines = ["Snap users drop for first time, but revenue climbs",
+                         "President Donald Trump is approving a new law"]
+        let predicted = model.predictions(for: featurizer.matrix(for: headlines)).map { dataset.labels[Int($0)] }
+        #expect(predicted == ["Tech", "US Politics"], "\(defaultTrainers[trainer].name)")
+    }
+}
