@@ -152,8 +152,17 @@ public struct Featurizer: Sendable {
         return found
     }
 
+    /// The index of the feature with this key (see ``FeatureHash``), or `nil` if a vocabulary
+    /// does not know it.
+    func index(ofKey key: String) -> Int? {
+        let hash = FeatureHash.of(key)
+        if let vocabulary { return vocabulary.index(ofHash: hash) }
+        if case .hashed(let bits) = configuration.indexing { return FeatureHash.bucket(hash, bits: bits) }
+        return nil
+    }
+
     /// Turns counts into values: sublinear TF, binary, IDF, then L2 normalization.
-    private func applyWeighting(to buffer: inout FeatureBuffer) {
+    func applyWeighting(to buffer: inout FeatureBuffer) {
         let configuration = self.configuration
         let idf = inverseDocumentFrequency
         let count = buffer.count
@@ -233,6 +242,13 @@ struct FeatureBuffer {
             }
         }
         count = distinct
+    }
+
+    /// Sets the features to sorted, distinct indices with their counts.
+    mutating func setCounts(_ pairs: [(key: Int32, value: Float)]) {
+        indices = pairs.map(\.key)
+        values = pairs.map(\.value)
+        count = pairs.count
     }
 
     /// The features of the last text as a vector.

@@ -1,0 +1,225 @@
+public import Foundation
+
+/// mlkit's version, recorded in every model file it writes.
+public enum MLKitVersion {
+    /// The version string.
+    public static let current = "0.1.0"
+}
+
+/// The JSON header of a model file (`docs/model-format.md` lists every field).
+struct ModelFileHeader: Codable {
+    /// The kind of weights: `linear`.
+    var kind: String
+    var labels: [String]
+    var featurizer: FeaturizerConfiguration
+    /// Rows and columns of the weight matrix.
+    var features: Int
+    var classes: Int
+    var probability: LinearModel.ProbabilityMapping
+    var metadata: ModelMetadata
+    var created: Date
+    var mlkitVersion: String
+    var training: TrainingSummary?
+    var trainingMetrics: ClassificationMetrics?
+    var validationMetrics: ClassificationMetrics?
+}
+
+/// The sections a version 1 model file may hold.
+enum ModelFileSection {
+    static let vocabularyHashes = "vocabulary.hashes"
+    static let vocabularyTerms = "vocabulary.terms"
+    static let inverseDocumentFrequency = "features.idf"
+    static let weightRows = "linear.rows"
+    static let weights = "linear.weights"
+    static let bias = "linear.bias"
+    static let all: Set<String> = [vocabularyHashes, vocabularyTerms, inverseDocumentFrequency, weightRows, weights, bias]
+}
+
+extension TextClassifier {
+    /// Loads a classifier from a model file.
+    ///
+    /// Every format version mlkit ever wrote is readable. The file is memory-mapped, checked
+    /// against its CRC-32, and its sections are copied into the classifier.
+    /// - Parameter url: The model file.
+    /// - Throws: ``MLKitError`` naming the file: `fileNotFound`; `malformedData` for a file that
+    ///   is not a model or is truncated, corrupt or inconsistent; `unsupportedVersion` for a
+    ///   newer format.
+    public init(contentsOf url: URL) throws {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw MLKitError(.fileNotFound, "no such model file", at: .init(file: path))
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url, options: .alwaysMapped)
+        } catch {
+            throw MLKitError(.io, "cannot read the model file: \(error.localizedDescription)", at: .init(file: path))
+        }
+        try self.init(modelFileData: data, source: path)
+    }
+
+    /// Loads a classifier from the bytes of a model file.
+    /// - Parameters:
+    ///   - data: The file's bytes.
+    ///   - source: A name for error messages.
+    /// - Throws: As ``init(contentsOf:)``.
+    public init(modelFileData data: Data, source: String? = nil) throws {
+        let container = try ModelContainer.decode(data, file: source, knownSections: ModelFileSection.all)
+        do {
+            self = try Self.decode(container)
+        } catch let error as MLKitError {
+            throw error.inFile(source)
+        }
+    }
+
+    /// Writes the classifier to a model file, atomically: a crash never leaves a half-written
+    /// file.
+    /// - Parameters:
+    ///   - url: Where to write.
+    ///   - metadata: Metadata to store instead of the classifier's own.
+    /// - Throws: ``MLKitError`` with code `io`, naming the file.
+    public func write(to url: URL, metadata: ModelMetadata? = nil) throws {
+        try AtomicFile.write(modelFileData(metadata: metadata), to: url)
+    }
+
+    /// The bytes of the model file.
+    /// - Parameter metadata: Metadata to store instead of the classifier's own.
+    /// - Returns: A complete model file in the current format version.
+    public func modelFileData(metadata: ModelMetadata? = nil) -> Data {
+        guard case .linear(let linear) = model else { preconditionFailure("only linear models exist") }
+        let header = ModelFileHeader(
+            kind: "linear", labels: labels, featurizer: featurizer.configuration, features: linear.features,
+            classes: linear.classes, probability: linear.probability, metadata: metadata ?? self.metadata,
+            created: Date(), mlkitVersion: MLKitVersion.current, training: trainingSummary,
+            trainingMetrics: trainingMetrics, validationMetrics: validationMetrics)
+        var sections: [ModelContainer.Section] = []
+        if let vocabulary = featurizer.vocabulary {
+            sections.append(ModelContainer.section(ModelFileSection.vocabularyHashes, uint64s: vocabulary.hashes))
+            sections.append(ModelContainer.section(ModelFileSection.vocabularyTerms, strings: vocabulary.terms))
+        }
+        if let idf = featurizer.inverseDocumentFrequency {
+            sections.append(ModelContainer.section(ModelFileSection.inverseDocumentFrequency, floats: idf))
+        }
+        let (rows, weights) = Self.nonzeroRows(of: linear)
+        if let rows { sections.append(ModelContainer.section(ModelFileSection.weightRows, uint64s: rows)) }
+        sections.append(ModelContainer.section(ModelFileSection.weights, floats: weights))
+        sections.append(ModelContainer.section(ModelFileSection.bias, floats: linear.bias))
+        return ModelContainer.encode(header: Self.encoder.encodeHeader(header), sections: sections)
+    }
+
+    /// The rows of the weight matrix that are not all zero (`nil` when every row is stored).
+    private static func nonzeroRows(of model: LinearModel) -> (rows: [UInt64]?, weights: [Float]) {
+        let classes = model.classes
+        var rows: [UInt64] = []
+        var weights: [Float] = []
+        for row in 0..<model.features {
+            let slice = model.weights[(row * classes)..<((row + 1) * classes)]
+            guard slice.contains(where: { $0 != 0 }) else { continue }
+            rows.append(UInt64(row))
+            weights.append(contentsOf: slice)
+        }
+        if rows.count == model.features { return (nil, model.weights) }
+        return (rows, weights)
+    }
+
+    private static func decode(_ container: ModelContainer) throws -> TextClassifier {
+        let header: ModelFileHeader
+        do {
+            header = try decoder.decode(ModelFileHeader.self, from: container.header)
+        } catch let error as DecodingError {
+            throw MLKitError(.malformedData, "the model's header is invalid: \(error.summary)")
+        }
+        func inconsistent(_ reason: String) -> MLKitError { MLKitError(.malformedData, "inconsistent model: \(reason)") }
+        guard header.kind == "linear" else { throw inconsistent("unknown kind '\(header.kind)'") }
+        guard header.classes == header.labels.count, header.classes > 0, header.features >= 0 else {
+            throw inconsistent("\(header.labels.count) labels for \(header.classes) classes")
+        }
+        try header.featurizer.validate()
+        var vocabulary: Vocabulary?
+        if container.has(ModelFileSection.vocabularyHashes) {
+            let hashes = try container.uint64s(ModelFileSection.vocabularyHashes)
+            let terms = try container.strings(ModelFileSection.vocabularyTerms)
+            guard hashes.count == terms.count else { throw inconsistent("\(hashes.count) vocabulary hashes for \(terms.count) terms") }
+            vocabulary = Vocabulary(terms: terms, hashes: hashes)
+        }
+        let idf = container.has(ModelFileSection.inverseDocumentFrequency)
+            ? try container.floats(ModelFileSection.inverseDocumentFrequency) : nil
+        let featurizer = Featurizer(configuration: header.featurizer, vocabulary: vocabulary, inverseDocumentFrequency: idf)
+        guard featurizer.dimension == header.features else {
+            throw inconsistent("the featurizer has \(featurizer.dimension) features, the weights \(header.features)")
+        }
+        if let idf, idf.count != header.features { throw inconsistent("\(idf.count) idf values for \(header.features) features") }
+        let weights = try expandedWeights(container, header)
+        let bias = try container.floats(ModelFileSection.bias)
+        guard bias.count == header.classes else { throw inconsistent("\(bias.count) biases for \(header.classes) classes") }
+        let model = LinearModel(features: header.features, classes: header.classes, weights: weights, bias: bias,
+                                probability: header.probability)
+        return TextClassifier(labels: header.labels, featurizer: featurizer, model: .linear(model),
+                              metadata: header.metadata, trainingSummary: header.training,
+                              trainingMetrics: header.trainingMetrics, validationMetrics: header.validationMetrics,
+                              formatVersion: Int(container.version))
+    }
+
+    /// The full feature-major weight matrix, from all rows or from the stored non-zero rows.
+    private static func expandedWeights(_ container: ModelContainer, _ header: ModelFileHeader) throws -> [Float] {
+        let classes = header.classes
+        let stored = try container.floats(ModelFileSection.weights)
+        guard container.has(ModelFileSection.weightRows) else {
+            guard stored.count == header.features * classes else {
+                throw MLKitError(.malformedData, "inconsistent model: \(stored.count) weights for \(header.features) × \(classes)")
+            }
+            return stored
+        }
+        let rows = try container.uint64s(ModelFileSection.weightRows)
+        guard stored.count == rows.count * classes else {
+            throw MLKitError(.malformedData, "inconsistent model: \(stored.count) weights for \(rows.count) stored rows")
+        }
+        var weights = [Float](repeating: 0, count: header.features * classes)
+        for (position, row) in rows.enumerated() {
+            guard row < UInt64(header.features) else {
+                throw MLKitError(.malformedData, "inconsistent model: weight row \(row) is past the last feature")
+            }
+            let target = Int(row) * classes
+            weights.replaceSubrange(target..<(target + classes), with: stored[(position * classes)..<((position + 1) * classes)])
+        }
+        return weights
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return encoder
+    }
+
+    private static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return decoder
+    }
+}
+
+extension JSONEncoder {
+    /// Encodes a header; the header types hold only strings, numbers and arrays, so this
+    /// cannot fail.
+    func encodeHeader(_ header: ModelFileHeader) -> Data {
+        do { return try encode(header) } catch { preconditionFailure("a model header failed to encode: \(error)") }
+    }
+}
+
+extension DecodingError {
+    /// The field path and the problem, for error messages.
+    var summary: String {
+        func path(_ context: Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch self {
+        case .keyNotFound(let key, let context): return "missing field \(path(context)).\(key.stringValue)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "field \(path(context)): \(context.debugDescription)"
+        @unknown default: return "\(self)"
+        }
+    }
+}

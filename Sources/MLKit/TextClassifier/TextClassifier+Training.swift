@@ -1,0 +1,127 @@
+import Foundation
+
+extension TextClassifier {
+    /// Trains a classifier, as Create ML's `MLTextClassifier(trainingData:parameters:)` does.
+    ///
+    /// With ``TextClassifierParameters/Algorithm/automatic`` it tries several algorithms and
+    /// settings on the validation data within the time budget, keeps the most accurate (then
+    /// the best macro-F1, then the fastest), and refits it on all the data. The reason is in
+    /// ``trainingSummary``; the validation figures of the chosen candidate are in
+    /// ``validationMetrics``.
+    ///
+    /// - Parameters:
+    ///   - trainingData: Labelled texts, with at least two labels.
+    ///   - parameters: How to train.
+    /// - Throws: ``MLKitError`` with code `invalidDataset` for an empty dataset or a single
+    ///   label, or `invalidParameter` for a setting that cannot be used.
+    public init(trainingData: TextDataset, parameters: TextClassifierParameters = TextClassifierParameters()) throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let data = try trainingData.validatedForTraining()
+        let plan = try TrainingPlan(data: data, parameters: parameters)
+        let (train, validation) = try plan.split()
+        let candidates = plan.candidates(hasValidation: validation != nil)
+
+        var results: [CandidateResult] = []
+        var reason: String
+        if let validation, candidates.count > 1 || parameters.algorithm == .automatic {
+            results = try plan.evaluate(candidates, train: train, validation: validation, budget: parameters.timeBudget)
+            let best = results.max { CandidateResult.isWorse($0, than: $1) }!
+            reason = plan.explain(results, chosen: best)
+            results = [best] + results.filter { $0.candidate != best.candidate }
+        } else if let validation {
+            results = try plan.evaluate(candidates, train: train, validation: validation, budget: .infinity)
+            reason = "the algorithm asked for; validation accuracy \(String(format: "%.4f", results[0].metrics.accuracy))"
+        } else {
+            reason = "the algorithm asked for, with its default settings (no validation data)"
+        }
+        let chosen = results.first?.candidate ?? candidates[0]
+        // Refit on all the data, keeping the probability calibration fitted on held-out data.
+        let everything = validation.map { train + $0 } ?? train
+        let final = try plan.fit(chosen, on: everything, calibration: results.first?.calibration)
+        let seconds = (clock.now - start).seconds
+        let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
+                                      examples: everything.count, seconds: seconds, date: Date())
+        let trained = TextClassifier(labels: plan.labels, featurizer: final.featurizer, model: final.model,
+                                     metadata: ModelMetadata(), trainingSummary: summary, trainingMetrics: nil,
+                                     validationMetrics: results.first?.metrics, formatVersion: nil)
+        self = trained.with(trainingMetrics: trained.evaluation(on: TextDataset(everything)))
+    }
+
+    /// Metrics of this classifier on labelled examples.
+    /// - Parameter dataset: Labelled texts; labels the classifier does not know count as errors.
+    /// - Returns: Accuracy, per-class metrics, the confusion matrix and top-k accuracy.
+    public func evaluation(on dataset: TextDataset) -> ClassificationMetrics {
+        let extra = dataset.labels.filter { !labels.contains($0) }
+        let allLabels = labels + extra
+        let index = Dictionary(uniqueKeysWithValues: allLabels.enumerated().map { ($1, $0) })
+        let examples = dataset.examples
+        let classifier = self
+        let rankings = Parallel.map(examples.count, threads: Parallel.defaultThreadCount) { rows in
+            rows.map { row in
+                classifier.withProbabilities(for: examples[row].text) { Self.ranking($0, 5) }
+            }
+        }.flatMap { $0 }
+        return ClassificationMetrics(labels: allLabels, actual: examples.map { index[$0.label]! }, ranked: rankings)
+    }
+
+    func with(trainingMetrics: ClassificationMetrics?) -> TextClassifier {
+        TextClassifier(labels: labels, featurizer: featurizer, model: model, metadata: metadata,
+                       trainingSummary: trainingSummary, trainingMetrics: trainingMetrics,
+                       validationMetrics: validationMetrics, formatVersion: formatVersion)
+    }
+
+    func with(metadata: ModelMetadata) -> TextClassifier {
+        TextClassifier(labels: labels, featurizer: featurizer, model: model, metadata: metadata,
+                       trainingSummary: trainingSummary, trainingMetrics: trainingMetrics,
+                       validationMetrics: validationMetrics, formatVersion: formatVersion)
+    }
+}
+
+/// One algorithm with one set of features and settings.
+struct Candidate: Hashable, Sendable {
+    let algorithm: TextClassifierParameters.Algorithm
+    let features: FeaturizerConfiguration
+    /// `C` for maximum entropy and SVM, `α` for naive Bayes, the learning rate for embeddings.
+    let strength: Double
+    let iterations: Int?
+
+    /// The settings as text, for the training summary and the model file.
+    var settings: [String: String] {
+        var settings = ["ngrams": "1-\(features.maxWordNGram)", "weighting": features.weighting.rawValue]
+        if let range = features.characterNGrams { settings["charNGrams"] = "\(range.lowerBound)-\(range.upperBound)" }
+        switch algorithm {
+        case .naiveBayes, .complementNaiveBayes: settings["alpha"] = "\(strength)"
+        case .maxEnt, .linearSVM: settings["C"] = "\(strength)"
+        case .embedding: settings["learningRate"] = "\(strength)"
+        case .automatic: break
+        }
+        if let iterations { settings["maxIterations"] = "\(iterations)" }
+        return settings
+    }
+
+    var label: String {
+        "\(algorithm.rawValue) " + settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    }
+}
+
+/// A candidate's validation results.
+struct CandidateResult {
+    let candidate: Candidate
+    let metrics: ClassificationMetrics
+    let seconds: Double
+    /// The probability mapping fitted on the validation data, reused after the refit.
+    let calibration: LinearModel.ProbabilityMapping?
+
+    /// Orders by accuracy, then macro-F1, then speed.
+    static func isWorse(_ a: CandidateResult, than b: CandidateResult) -> Bool {
+        if a.metrics.accuracy != b.metrics.accuracy { return a.metrics.accuracy < b.metrics.accuracy }
+        if a.metrics.macroF1 != b.metrics.macroF1 { return a.metrics.macroF1 < b.metrics.macroF1 }
+        return a.seconds > b.seconds
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}

@@ -1,0 +1,182 @@
+public import Foundation
+
+/// A trained text classifier: give it a text, get a label and the probability of each label.
+///
+/// The names follow Create ML's `MLTextClassifier` and NaturalLanguage's `NLModel`.
+/// A classifier is an immutable value and `Sendable`: load it once and call it from as many
+/// threads as you like. After a thread's first prediction, a prediction allocates nothing but
+/// its result.
+///
+/// ```swift
+/// let classifier = try TextClassifier(contentsOf: URL(fileURLWithPath: "sentiment.mlkit"))
+/// classifier.predictedLabel(for: "I love rainbows")                       // "positive"
+/// classifier.predictedLabelHypotheses(for: "I love rainbows", maximumCount: 2)
+/// ```
+public struct TextClassifier: Sendable {
+    /// The labels, sorted; probabilities and metrics use this order.
+    public let labels: [String]
+    /// The author, licence, version and description.
+    public let metadata: ModelMetadata
+    /// What training chose and why.
+    public let trainingSummary: TrainingSummary?
+    /// Metrics on the training data.
+    public let trainingMetrics: ClassificationMetrics?
+    /// Metrics on the held-out validation data, measured before the final refit.
+    public let validationMetrics: ClassificationMetrics?
+    /// The model file format version this classifier was read from (`nil` if trained here).
+    public let formatVersion: Int?
+
+    let featurizer: Featurizer
+    let model: ClassifierModel
+
+    /// The featurizer's configuration: tokenizer, normalization, n-grams, hashing.
+    public var featurizerConfiguration: FeaturizerConfiguration { featurizer.configuration }
+
+    init(labels: [String], featurizer: Featurizer, model: ClassifierModel, metadata: ModelMetadata,
+         trainingSummary: TrainingSummary?, trainingMetrics: ClassificationMetrics?,
+         validationMetrics: ClassificationMetrics?, formatVersion: Int?) {
+        self.labels = labels
+        self.featurizer = featurizer
+        self.model = model
+        self.metadata = metadata
+        self.trainingSummary = trainingSummary
+        self.trainingMetrics = trainingMetrics
+        self.validationMetrics = validationMetrics
+        self.formatVersion = formatVersion
+    }
+
+    // MARK: Prediction
+
+    /// The most likely label of `text`.
+    /// - Parameter text: The text.
+    /// - Returns: A label, or `nil` if the classifier has none.
+    public func predictedLabel(for text: String) -> String? {
+        withProbabilities(for: text) { probabilities in
+            Self.argmax(probabilities).map { labels[$0] }
+        }
+    }
+
+    /// The most likely labels of `text` with their probabilities.
+    /// - Parameters:
+    ///   - text: The text.
+    ///   - maximumCount: How many labels to return at most.
+    /// - Returns: Up to `maximumCount` labels, the most likely ones, with probabilities in [0, 1].
+    public func predictedLabelHypotheses(for text: String, maximumCount: Int) -> [String: Double] {
+        withProbabilities(for: text) { hypotheses(from: $0, maximumCount: maximumCount) }
+    }
+
+    /// The ranked labels of `text`, most likely first, with their probabilities.
+    /// - Parameters:
+    ///   - text: The text.
+    ///   - maximumCount: How many labels to return at most.
+    /// - Returns: Pairs of label and probability, in decreasing probability.
+    public func rankedLabels(for text: String, maximumCount: Int) -> [(label: String, probability: Double)] {
+        withProbabilities(for: text) { probabilities in
+            Self.ranking(probabilities, maximumCount).map { (labels[$0], Double(probabilities[$0])) }
+        }
+    }
+
+    /// The most likely label of each text, computed on all cores.
+    /// - Parameters:
+    ///   - texts: The texts.
+    ///   - threads: Worker threads (0: all cores).
+    /// - Returns: One label per text, in order.
+    public func predictions(for texts: [String], threads: Int = 0) -> [String] {
+        let classifier = self
+        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
+            rows.map { classifier.predictedLabel(for: texts[$0]) ?? "" }
+        }
+        return parts.flatMap { $0 }
+    }
+
+    /// The most likely label for word counts, for callers that bring their own tokenizer, as
+    /// the reference `SentimentPolarity` model is used.
+    /// - Parameter wordCounts: Each word with its count; words are normalized as the model's
+    ///   tokenizer normalizes them. Only word features are used (no n-grams).
+    /// - Returns: A label, or `nil` if the classifier has none.
+    public func predictedLabel(forWordCounts wordCounts: [String: Double]) -> String? {
+        Self.argmax(probabilities(forWordCounts: wordCounts)).map { labels[$0] }
+    }
+
+    /// The probability of each label for word counts (see ``predictedLabel(forWordCounts:)``).
+    /// - Parameter wordCounts: Each word with its count.
+    /// - Returns: Each label with its probability.
+    public func predictedLabelHypotheses(forWordCounts wordCounts: [String: Double]) -> [String: Double] {
+        let probabilities = self.probabilities(forWordCounts: wordCounts)
+        return Dictionary(uniqueKeysWithValues: zip(labels, probabilities.map(Double.init)))
+    }
+
+    // MARK: Internals
+
+    /// Featurizes `text`, scores it, and passes the probabilities to `body`, using this
+    /// thread's reusable workspace.
+    func withProbabilities<R>(for text: String, _ body: (UnsafeMutableBufferPointer<Float>) -> R) -> R {
+        let workspace = PredictionWorkspace.current
+        return Tokenizer.withUTF8(text) { bytes in
+            featurizer.features(of: bytes, into: &workspace.features)
+            return workspace.withScores(count: labels.count) { scores in
+                model.probabilities(of: workspace.features, into: scores)
+                return body(scores)
+            }
+        }
+    }
+
+    /// Probabilities for word counts: each word's feature index gets its count, then the
+    /// featurizer's weighting applies.
+    func probabilities(forWordCounts wordCounts: [String: Double]) -> [Float] {
+        let normalization = featurizer.configuration.tokenizer.normalization
+        var indices: [Int32: Float] = [:]
+        for (word, count) in wordCounts where count > 0 {
+            var normalized: [UInt8] = []
+            Tokenizer.withUTF8(word) { bytes in normalization.forEachNormalizedByte(of: bytes) { normalized.append($0) } }
+            if let index = featurizer.index(ofKey: String(decoding: normalized, as: UTF8.self)) {
+                indices[Int32(index), default: 0] += Float(count)
+            }
+        }
+        var buffer = FeatureBuffer()
+        buffer.setCounts(indices.sorted { $0.key < $1.key })
+        featurizer.applyWeighting(to: &buffer)
+        var probabilities = [Float](repeating: 0, count: labels.count)
+        probabilities.withUnsafeMutableBufferPointer { model.probabilities(of: buffer, into: $0) }
+        return probabilities
+    }
+
+    func hypotheses(from probabilities: UnsafeMutableBufferPointer<Float>, maximumCount: Int) -> [String: Double] {
+        var result: [String: Double] = [:]
+        for index in Self.ranking(probabilities, maximumCount) { result[labels[index]] = Double(probabilities[index]) }
+        return result
+    }
+
+    static func argmax<C: Collection<Float>>(_ values: C) -> Int? where C.Index == Int {
+        var best: Int?
+        for index in values.indices where best == nil || values[index] > values[best!] { best = index }
+        return best
+    }
+
+    /// Indices of the `maximumCount` largest values, largest first (ties: lower index first).
+    static func ranking(_ values: UnsafeMutableBufferPointer<Float>, _ maximumCount: Int) -> [Int] {
+        Array(values.indices.sorted { values[$0] != values[$1] ? values[$0] > values[$1] : $0 < $1 }
+            .prefix(max(0, maximumCount)))
+    }
+}
+
+/// The trained weights behind a ``TextClassifier``.
+enum ClassifierModel: Sendable {
+    /// A linear model: naive Bayes, maximum entropy or SVM.
+    case linear(LinearModel)
+
+    /// Writes the probability of each class for one featurized text into `output`.
+    func probabilities(of features: FeatureBuffer, into output: UnsafeMutableBufferPointer<Float>) {
+        features.indices.withUnsafeBufferPointer { indices in
+            features.values.withUnsafeBufferPointer { values in
+                let count = features.count
+                switch self {
+                case .linear(let model):
+                    model.scores(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
+                                 values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
+                    model.probabilities(fromScores: output)
+                }
+            }
+        }
+    }
+}

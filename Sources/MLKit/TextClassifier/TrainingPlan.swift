@@ -1,0 +1,233 @@
+import Foundation
+
+/// Turns ``TextClassifierParameters`` into candidates, trains them, and compares them.
+struct TrainingPlan {
+    typealias Algorithm = TextClassifierParameters.Algorithm
+
+    let data: TextDataset
+    let parameters: TextClassifierParameters
+    /// The labels, sorted; a label's index is its class.
+    let labels: [String]
+    let classIndex: [String: Int32]
+    let threads: Int
+
+    init(data: TextDataset, parameters: TextClassifierParameters) throws {
+        self.data = data
+        self.parameters = parameters
+        labels = data.labels
+        classIndex = Dictionary(uniqueKeysWithValues: labels.enumerated().map { ($1, Int32($0)) })
+        threads = parameters.threads == 0 ? Parallel.defaultThreadCount : parameters.threads
+        try validate()
+    }
+
+    private func validate() throws {
+        func fail(_ field: String, _ reason: String) -> MLKitError {
+            MLKitError(.invalidParameter, reason, at: .init(field: field))
+        }
+        if case .split(let fraction) = parameters.validation, !(fraction > 0 && fraction < 1) {
+            throw fail("validation", "the validation fraction must lie strictly between 0 and 1, not \(fraction)")
+        }
+        if let ngrams = parameters.maxWordNGram, !(1...5).contains(ngrams) {
+            throw fail("maxWordNGram", "must be 1 to 5, not \(ngrams)")
+        }
+        if let strength = parameters.regularization, !(strength > 0) {
+            throw fail("regularization", "must be positive, not \(strength)")
+        }
+        if let iterations = parameters.maxIterations, iterations < 1 {
+            throw fail("maxIterations", "must be at least 1, not \(iterations)")
+        }
+        if parameters.threads < 0 { throw fail("threads", "must be 0 (all cores) or more, not \(parameters.threads)") }
+        if case .explicit(let weights) = parameters.classWeights {
+            for (label, weight) in weights {
+                guard classIndex[label] != nil else { throw fail("classWeights", "no label \"\(label)\" in the training data") }
+                guard weight > 0 else { throw fail("classWeights", "the weight of \"\(label)\" must be positive") }
+            }
+        }
+    }
+
+    // MARK: Data
+
+    /// The training and validation examples.
+    func split() throws -> (train: [LabeledText], validation: [LabeledText]?) {
+        switch parameters.validation {
+        case .none:
+            return (data.examples, nil)
+        case .dataset(let validation):
+            return (data.examples, validation.examples)
+        case .split(let fraction):
+            let split = try data.split(validationFraction: fraction, seed: parameters.seed)
+            guard !split.validation.examples.isEmpty else { return (data.examples, nil) }
+            return (split.training.examples, split.validation.examples)
+        }
+    }
+
+    /// A featurized problem for `examples`; unknown labels are dropped.
+    func problem(_ examples: [LabeledText], featurizer: Featurizer) -> TrainingProblem {
+        let known = examples.filter { classIndex[$0.label] != nil }
+        let matrix = featurizer.matrix(for: known.map(\.text), threads: threads)
+        let classes = known.map { classIndex[$0.label]! }
+        return TrainingProblem(matrix: matrix, labels: classes, classCount: labels.count,
+                               classWeights: classWeights(for: classes))
+    }
+
+    private func classWeights(for classes: [Int32]) -> [Float]? {
+        switch parameters.classWeights {
+        case .uniform: return nil
+        case .balanced: return TrainingProblem.balancedClassWeights(labels: classes, classCount: labels.count)
+        case .explicit(let weights): return labels.map { Float(weights[$0] ?? 1) }
+        }
+    }
+
+    // MARK: Candidates
+
+    /// The tokenizer for the parameters' language: dictionary words for Chinese, Japanese and
+    /// Thai when ICU is available.
+    var tokenizer: Tokenizer {
+        let code = parameters.language?.lowercased().split(separator: "-").first.map(String.init)
+        if let code, ["zh", "ja", "th", "lo", "km", "my"].contains(code), Tokenizer.isICUAvailable {
+            return Tokenizer(segmentation: .icu, locale: parameters.language)
+        }
+        return Tokenizer()
+    }
+
+    /// The features an algorithm trains on by default.
+    func features(for algorithm: Algorithm) -> FeaturizerConfiguration {
+        let ngrams = parameters.maxWordNGram ?? 2
+        switch algorithm {
+        case .naiveBayes, .complementNaiveBayes:
+            return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, indexing: .vocabulary(.init()))
+        case .maxEnt, .linearSVM, .automatic:
+            return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, indexing: .vocabulary(.init()),
+                                           weighting: .tfidf, sublinearTF: true, l2Normalize: true)
+        case .embedding:
+            return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, indexing: .hashed(bits: 20))
+        }
+    }
+
+    /// The default strength of each algorithm.
+    static func defaultStrength(_ algorithm: Algorithm) -> Double {
+        switch algorithm {
+        case .naiveBayes: return 0.1
+        case .complementNaiveBayes: return 0.3
+        case .maxEnt: return 10
+        case .linearSVM, .automatic: return 0.5
+        case .embedding: return 0.5
+        }
+    }
+
+    /// The candidates to try: one for an explicit algorithm, a small grid for `automatic`.
+    func candidates(hasValidation: Bool) -> [Candidate] {
+        let strength = parameters.regularization
+        let iterations = parameters.maxIterations
+        guard parameters.algorithm == .automatic else {
+            let algorithm = parameters.algorithm
+            return [Candidate(algorithm: algorithm, features: features(for: algorithm),
+                              strength: strength ?? Self.defaultStrength(algorithm), iterations: iterations)]
+        }
+        guard hasValidation else {
+            return [Candidate(algorithm: .linearSVM, features: features(for: .linearSVM),
+                              strength: strength ?? Self.defaultStrength(.linearSVM), iterations: iterations)]
+        }
+        var grid: [(Algorithm, [Double])] = [
+            (.linearSVM, [0.25, 1]), (.maxEnt, [4, 16]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]),
+        ]
+        if let strength { grid = grid.map { ($0.0, [strength]) } }
+        return grid.flatMap { algorithm, strengths in
+            strengths.map { Candidate(algorithm: algorithm, features: features(for: algorithm), strength: $0,
+                                      iterations: iterations) }
+        }
+    }
+
+    // MARK: Training
+
+    /// Trains each candidate on `train` and scores it on `validation`, featurizing each set of
+    /// features once. Stops starting new candidates when the budget is spent.
+    func evaluate(_ candidates: [Candidate], train: [LabeledText], validation: [LabeledText],
+                  budget: Double) throws -> [CandidateResult] {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var results: [CandidateResult] = []
+        var order: [FeaturizerConfiguration] = []
+        for candidate in candidates where !order.contains(candidate.features) { order.append(candidate.features) }
+        for features in order {
+            let featureStart = clock.now
+            let featurizer = try Featurizer(fitting: train.map(\.text), configuration: features)
+            let trainProblem = problem(train, featurizer: featurizer)
+            let validationProblem = problem(validation, featurizer: featurizer)
+            let featureSeconds = (clock.now - featureStart).seconds
+            for candidate in candidates where candidate.features == features {
+                if !results.isEmpty && (clock.now - start).seconds > budget { break }
+                let candidateStart = clock.now
+                let model = try trainModel(candidate, trainProblem, validation: validationProblem)
+                let metrics = ClassificationMetrics(labels: labels, actual: validationProblem.labels.map(Int.init),
+                                                    ranked: rankings(of: model, on: validationProblem.matrix))
+                results.append(CandidateResult(candidate: candidate, metrics: metrics,
+                                               seconds: featureSeconds + (clock.now - candidateStart).seconds,
+                                               calibration: model.probability))
+            }
+        }
+        return results
+    }
+
+    /// Fits the featurizer and the model of `candidate` on `examples`.
+    func fit(_ candidate: Candidate, on examples: [LabeledText],
+             calibration: LinearModel.ProbabilityMapping?) throws -> (featurizer: Featurizer, model: ClassifierModel) {
+        let featurizer = try Featurizer(fitting: examples.map(\.text), configuration: candidate.features)
+        let problem = problem(examples, featurizer: featurizer)
+        var model = try trainModel(candidate, problem, validation: nil)
+        if let calibration { model = model.with(probability: calibration) }
+        return (featurizer, .linear(model))
+    }
+
+    /// Trains one linear model.
+    func trainModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?) throws -> LinearModel {
+        switch candidate.algorithm {
+        case .naiveBayes:
+            return try MultinomialNaiveBayes(smoothing: candidate.strength).train(problem, validation: validation)
+        case .complementNaiveBayes:
+            return try ComplementNaiveBayes(smoothing: candidate.strength).train(problem, validation: validation)
+        case .maxEnt, .automatic:
+            var trainer = LogisticRegression(c: candidate.strength, threads: threads)
+            if let iterations = candidate.iterations { trainer.maxIterations = iterations }
+            return try trainer.train(problem)
+        case .linearSVM:
+            var trainer = LinearSVM(c: candidate.strength, seed: parameters.seed, threads: threads)
+            if let iterations = candidate.iterations { trainer.maxIterations = iterations }
+            return try trainer.train(problem, validation: validation)
+        case .embedding:
+            throw MLKitError(.unavailable, "the embedding classifier is not available yet")
+        }
+    }
+
+    /// The five most likely classes of each row, by probability.
+    func rankings(of model: LinearModel, on matrix: SparseMatrix) -> [[Int]] {
+        var rankings: [[Int]] = []
+        rankings.reserveCapacity(matrix.rows)
+        var scores = [Float](repeating: 0, count: model.classes)
+        scores.withUnsafeMutableBufferPointer { scores in
+            matrix.forEachRow(in: 0..<matrix.rows) { _, indices, values in
+                model.scores(indices: indices, values: values, into: scores)
+                model.probabilities(fromScores: scores)
+                rankings.append(TextClassifier.ranking(scores, 5))
+            }
+        }
+        return rankings
+    }
+
+    /// Why the best candidate won, listing every candidate's validation accuracy and macro-F1.
+    func explain(_ results: [CandidateResult], chosen: CandidateResult) -> String {
+        let lines = results.sorted { CandidateResult.isWorse($1, than: $0) }.map { result in
+            String(format: "%@: accuracy %.4f, macro-F1 %.4f, %.2f s", result.candidate.label,
+                   result.metrics.accuracy, result.metrics.macroF1, result.seconds)
+        }
+        return "highest validation accuracy of \(results.count) candidates on \(chosen.metrics.count) held-out examples "
+            + "(then macro-F1, then speed):\n" + lines.joined(separator: "\n")
+    }
+}
+
+extension LinearModel {
+    /// The same weights with another probability mapping.
+    func with(probability: ProbabilityMapping) -> LinearModel {
+        LinearModel(features: features, classes: classes, weights: weights, bias: bias, probability: probability)
+    }
+}
