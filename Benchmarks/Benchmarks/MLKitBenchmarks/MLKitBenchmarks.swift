@@ -1,0 +1,162 @@
+// mlkit's micro-benchmarks for ordo-one's Benchmark plugin. From Benchmarks/:
+//
+//     swift package benchmark                         # everything
+//     swift package benchmark --filter "Tokenizer.*"  # a regular expression matching whole names
+//
+// The tokenizer and featurizer benchmarks process exactly 1 MB (10^6 bytes) of text per
+// iteration, so their `Throughput (# / s)` column reads as MB/s, rounded to a whole number. Every
+// byte-throughput benchmark also reports the custom metric `kB/s` (10^3 bytes per second), three
+// digits finer: 4081 kB/s is 4.081 MB/s. Benchmarks/README.md says what each one measures.
+import Benchmark
+import Foundation
+import MLKit
+
+/// The custom metric for byte throughput: kilobytes (10^3 bytes) per second.
+let kilobytesPerSecondName = "kB/s"
+
+/// Runs `body` and records its speed over `bytes` bytes in the `kB/s` metric.
+func measureBytes(_ benchmark: Benchmark, _ bytes: Int, _ body: () throws -> Void) rethrows {
+    let elapsed = try ContinuousClock().measure(body)
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    if seconds > 0 {
+        benchmark.measurement(.custom(kilobytesPerSecondName, polarity: .prefersLarger, useScalingFactor: false),
+                              Int((Double(bytes) / seconds / 1e3).rounded()))
+    }
+}
+
+let benchmarks: @Sendable () -> Void = {
+    let kilobytesPerSecond = BenchmarkMetric.custom(kilobytesPerSecondName, polarity: .prefersLarger,
+                                                    useScalingFactor: false)
+
+    /// Settings for the byte-throughput benchmarks: `kB/s` shown as a plain number, not in K.
+    func throughputConfiguration(warmup: Int = 3) -> Benchmark.Configuration {
+        .init(metrics: [.throughput, .wallClock, kilobytesPerSecond], timeUnits: .microseconds,
+              units: [kilobytesPerSecond: .count], warmupIterations: warmup,
+              maxDuration: .seconds(2), maxIterations: 1_000)
+    }
+    let perMegabyte = throughputConfiguration()
+
+    // MARK: Tokenizer: 1 MB of text per iteration, throughput = MB/s
+
+    let englishMegabyte = Corpus.text(Corpus.english)
+    let chineseMegabyte = Corpus.text(Corpus.chinese)
+
+    for (language, text) in [("English", englishMegabyte), ("Chinese", chineseMegabyte)] {
+        Benchmark("Tokenizer standard \(language) 1MB", configuration: perMegabyte) { benchmark in
+            let tokenizer = Tokenizer()
+            for _ in benchmark.scaledIterations {
+                var count = 0
+                measureBytes(benchmark, megabyte) { tokenizer.enumerateTokens(in: text) { _ in count += 1 } }
+                blackHole(count)
+            }
+        }
+    }
+
+    if Tokenizer.isICUAvailable {
+        // The peer the probe compares against: ICU's dictionary word break iterator.
+        for (language, text) in [("English", englishMegabyte), ("Chinese", chineseMegabyte)] {
+            Benchmark("Tokenizer icu \(language) 1MB", configuration: perMegabyte) { benchmark in
+                let tokenizer = Tokenizer(segmentation: .icu)
+                for _ in benchmark.scaledIterations {
+                    var count = 0
+                    measureBytes(benchmark, megabyte) { tokenizer.enumerateTokens(in: text) { _ in count += 1 } }
+                    blackHole(count)
+                }
+            }
+        }
+    }
+
+    // MARK: Featurizer: 1 MB of documents per iteration, throughput = MB/s
+
+    let englishDocuments = Corpus.documents(Corpus.english, separator: "\n\n")
+    let chineseDocuments = Corpus.documents(Corpus.chinese, separator: "\n")
+    let featurizers: [(name: String, configuration: FeaturizerConfiguration)] = [
+        ("words hashed", FeaturizerConfiguration()),
+        ("words+bigrams hashed", FeaturizerConfiguration(maxWordNGram: 2)),
+    ]
+    for (name, configuration) in featurizers {
+        for (language, documents) in [("English", englishDocuments), ("Chinese", chineseDocuments)] {
+            Benchmark("Featurizer \(name) \(language) 1MB", configuration: perMegabyte) { benchmark, featurizer in
+                for _ in benchmark.scaledIterations {
+                    var nonzeros = 0
+                    measureBytes(benchmark, megabyte) {
+                        for document in documents { nonzeros &+= featurizer.vector(for: document).count }
+                    }
+                    blackHole(nonzeros)
+                }
+            } setup: {
+                try Featurizer(configuration: configuration)
+            }
+        }
+    }
+
+    // MARK: Dataset reading: a 4 MB JSON array parsed from memory (throughput = parses/s; see kB/s)
+
+    let json = Corpus.jsonDataset(bytes: 4 * megabyte)
+    Benchmark(
+        "DatasetReader JSON array 4MB",
+        configuration: {
+            var configuration = throughputConfiguration(warmup: 2)
+            configuration.metrics.append(.mallocCountTotal)
+            return configuration
+        }()
+    ) { benchmark in
+        let reader = DatasetReader()
+        try measureBytes(benchmark, json.data.count) {
+            let dataset = try reader.read(data: json.data, format: .jsonArray, source: "generated.json")
+            precondition(dataset.count == json.records)
+            blackHole(dataset)
+        }
+    }
+
+    // MARK: Allocations per call on the prediction path
+
+    // The goal is no allocation per prediction beyond the result; these report where we are.
+    let sentence = "I love rainbows, but this movie was far too long and the ending made no sense."
+    let allocationMetrics: [BenchmarkMetric] = [.mallocCountTotal, .mallocBytesCount, .wallClock]
+    for (name, configuration) in featurizers {
+        Benchmark(
+            "Allocations Featurizer vector \(name) short sentence",
+            configuration: .init(metrics: allocationMetrics, timeUnits: .nanoseconds, warmupIterations: 10,
+                                 maxDuration: .seconds(1), maxIterations: 10_000)
+        ) { benchmark, featurizer in
+            blackHole(featurizer.vector(for: sentence))
+        } setup: {
+            try Featurizer(configuration: configuration)
+        }
+    }
+    Benchmark(
+        "Allocations Tokenizer enumerateTokens short sentence",
+        configuration: .init(metrics: allocationMetrics, timeUnits: .nanoseconds, warmupIterations: 10,
+                             maxDuration: .seconds(1), maxIterations: 10_000)
+    ) { _ in
+        var count = 0
+        Tokenizer().enumerateTokens(in: sentence) { _ in count += 1 }
+        blackHole(count)
+    }
+
+    // MARK: Placeholders, filled in by later issues (keep these names so baselines line up)
+
+    // Benchmark("Prediction latency short sentence", configuration: .init(
+    //     metrics: [.wallClock, .mallocCountTotal], timeUnits: .nanoseconds)) { benchmark, model in
+    //     blackHole(model.prediction(for: sentence))
+    // } setup: { /* train or load a small model */ }
+
+    // Benchmark("Prediction batch docs/s", configuration: .init(
+    //     metrics: [.throughput, .wallClock], scalingFactor: .kilo)) { benchmark, model in
+    //     // one scaled iteration = one document, so throughput reads as docs/s (K)
+    // } setup: { /* model and 1,000 documents */ }
+
+    // Benchmark("Model load plain", configuration: .init(metrics: [.wallClock, .mallocCountTotal, .peakMemoryResidentDelta])) { benchmark, url in
+    //     blackHole(try Model(contentsOf: url))
+    // } setup: { /* write a model file to a temporary folder */ }
+
+    // Benchmark("Model load encrypted", configuration: .init(metrics: [.wallClock, .mallocCountTotal, .peakMemoryResidentDelta])) { benchmark, url in
+    //     blackHole(try Model(contentsOf: url, key: key))
+    // } setup: { /* write an encrypted model file */ }
+
+    // One per training algorithm; throughput with scalingFactor .kilo over 1,000 documents reads as docs/s (K):
+    // Benchmark("Training docs/s maxent", ...)
+    // Benchmark("Training docs/s naive-bayes", ...)
+    // Benchmark("Training docs/s linear-svm", ...)
+}
