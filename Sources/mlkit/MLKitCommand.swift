@@ -11,6 +11,6 @@ struct MLKitCommand: ParsableCommand {
             70 internal error. Errors go to standard error and name the file, line or field at fault.
             """,
         version: "0.1.0",
-        subcommands: [TokenizeCommand.self]
+        subcommands: [TrainCommand.self, PredictCommand.self, EvaluateCommand.self, InfoCommand.self, TokenizeCommand.self]
     )
 }

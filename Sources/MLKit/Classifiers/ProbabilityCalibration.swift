@@ -81,7 +81,9 @@ enum ProbabilityCalibration {
     }
 
     /// One-vs-rest Platt scaling: for each class `c`, ``plattParameters(decisionValues:positives:)``
-    /// on the scores of class `c` with "label is `c`" as the positive event.
+    /// on the scores of class `c` with "label is `c`" as the positive event. A class whose fitted
+    /// slope `a` is not negative keeps `a = −1, b = 0`, the logistic of the margin, so that
+    /// calibration can never reverse the order of a class's scores.
     /// - Parameters:
     ///   - scores: Row-major `rows × classes` decision values.
     ///   - labels: The class of each row.
@@ -91,6 +93,9 @@ enum ProbabilityCalibration {
         for lane in 0..<classes {
             let values = labels.indices.map { Double(scores[$0 * classes + lane]) }
             let fitted = plattParameters(decisionValues: values, positives: labels.map { Int($0) == lane })
+            // A sigmoid that does not rise with the decision value (too few or unrepresentative
+            // examples) would invert the classifier; keep the plain logistic of the margin then.
+            guard fitted.a < -1e-6, fitted.a.isFinite, fitted.b.isFinite else { continue }
             a[lane] = Float(fitted.a)
             b[lane] = Float(fitted.b)
         }

@@ -26,7 +26,7 @@ extension TextClassifier {
         var reason: String
         if let validation, candidates.count > 1 || parameters.algorithm == .automatic {
             results = try plan.evaluate(candidates, train: train, validation: validation, budget: parameters.timeBudget)
-            let best = results.max { CandidateResult.isWorse($0, than: $1) }!
+            let best = results.max { CandidateResult.isWorse($0, than: $1) }!  // ties: the earlier candidate
             reason = plan.explain(results, chosen: best)
             results = [best] + results.filter { $0.candidate != best.candidate }
         } else if let validation {
@@ -36,9 +36,11 @@ extension TextClassifier {
             reason = "the algorithm asked for, with its default settings (no validation data)"
         }
         let chosen = results.first?.candidate ?? candidates[0]
-        // Refit on all the data, keeping the probability calibration fitted on held-out data.
+        // Refit on all the data, keeping the probability calibration fitted on held-out data
+        // when there was enough of it to trust.
         let everything = validation.map { train + $0 } ?? train
-        let final = try plan.fit(chosen, on: everything, calibration: results.first?.calibration)
+        let calibration = validation.flatMap { plan.isEnoughForCalibration($0) ? results.first?.calibration : nil }
+        let final = try plan.fit(chosen, on: everything, calibration: calibration)
         let seconds = (clock.now - start).seconds
         let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
                                       examples: everything.count, seconds: seconds, date: Date())
@@ -113,11 +115,15 @@ struct CandidateResult {
     /// The probability mapping fitted on the validation data, reused after the refit.
     let calibration: LinearModel.ProbabilityMapping?
 
-    /// Orders by accuracy, then macro-F1, then speed.
+    /// The candidate's place in the plan's list: the preference between equals.
+    let order: Int
+
+    /// Orders by accuracy, then macro-F1, then the plan's order of preference, so that the choice
+    /// depends only on the data, the seed and the thread count, never on timing.
     static func isWorse(_ a: CandidateResult, than b: CandidateResult) -> Bool {
         if a.metrics.accuracy != b.metrics.accuracy { return a.metrics.accuracy < b.metrics.accuracy }
         if a.metrics.macroF1 != b.metrics.macroF1 { return a.metrics.macroF1 < b.metrics.macroF1 }
-        return a.seconds > b.seconds
+        return a.order > b.order
     }
 }
 

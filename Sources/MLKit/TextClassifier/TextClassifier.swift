@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A trained text classifier: give it a text, get a label and the probability of each label.
 ///
@@ -28,6 +28,9 @@ public struct TextClassifier: Sendable {
 
     let featurizer: Featurizer
     let model: ClassifierModel
+
+    /// The number of features in the learned vocabulary (0 when features are hashed).
+    public var vocabularySize: Int { featurizer.vocabulary?.count ?? 0 }
 
     /// The featurizer's configuration: tokenizer, normalization, n-grams, hashing.
     public var featurizerConfiguration: FeaturizerConfiguration { featurizer.configuration }

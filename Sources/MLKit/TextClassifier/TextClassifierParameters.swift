@@ -62,6 +62,9 @@ public struct TextClassifierParameters: Sendable {
     public var threads: Int
     /// The most time ``Algorithm/automatic`` spends trying candidates, in seconds.
     public var timeBudget: Double
+    /// Called as training moves on, with a short description of the step and the fraction of
+    /// the work done (0...1). The CLI draws its progress bar from it.
+    public var progress: (@Sendable (_ step: String, _ fraction: Double) -> Void)?
 
     /// Creates parameters; every argument has a default.
     /// - Parameters:
@@ -89,5 +92,6 @@ public struct TextClassifierParameters: Sendable {
         self.seed = seed
         self.threads = threads
         self.timeBudget = timeBudget
+        self.progress = nil
     }
 }

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import MLKit
+
+/// `mlkit evaluate`: metrics of a model on labelled data.
+struct EvaluateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evaluate",
+        abstract: "Measure a model on labelled data: accuracy, per-class metrics, confusion matrix."
+    )
+
+    @Argument(help: "The model file.")
+    var model: String
+
+    @Argument(help: "Labelled data, in any format `mlkit train` reads.")
+    var data: String
+
+    @Option(help: "The field or column holding the text.")
+    var textColumn: String = "text"
+
+    @Option(help: "The field or column holding the label.")
+    var labelColumn: String = "label"
+
+    @Flag(help: "Print the metrics as JSON.")
+    var json = false
+
+    func run() throws {
+        try reportingFailures {
+            let classifier = try TextClassifier(contentsOf: URL(fileURLWithPath: model))
+            let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
+                .read(contentsOf: URL(fileURLWithPath: data))
+            guard !dataset.examples.isEmpty else {
+                throw MLKitError(.invalidDataset, "the dataset is empty", at: .init(file: data))
+            }
+            let metrics = classifier.evaluation(on: dataset)
+            if json {
+                print(try MetricsJSON(metrics).encoded())
+            } else {
+                print(metrics.report, terminator: "")
+            }
+        }
+    }
+}
+
+/// The JSON form of metrics, with the derived figures spelled out.
+struct MetricsJSON: Encodable {
+    let examples: Int
+    let accuracy: Double
+    let classificationError: Double
+    let macroF1: Double
+    let weightedF1: Double
+    let topKAccuracy: [Double]
+    let perClass: [ClassificationMetrics.ClassMetrics]
+    let labels: [String]
+    let confusion: [[Int]]
+
+    init(_ metrics: ClassificationMetrics) {
+        examples = metrics.count
+        accuracy = metrics.accuracy
+        classificationError = metrics.classificationError
+        macroF1 = metrics.macroF1
+        weightedF1 = metrics.weightedF1
+        topKAccuracy = metrics.topKAccuracy
+        perClass = metrics.perClass
+        labels = metrics.labels
+        confusion = metrics.confusion
+    }
+
+    func encoded() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}

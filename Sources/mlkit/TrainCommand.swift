@@ -1,0 +1,170 @@
+public import ArgumentParser
+import Foundation
+public import MLKit
+
+extension TextClassifierParameters.Algorithm: ExpressibleByArgument {}
+
+/// `mlkit train`: trains a classifier from labelled data and writes a model file.
+struct TrainCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "train",
+        abstract: "Train a text classifier from labelled data.",
+        discussion: """
+            DATA is a JSON array of {"text": ..., "label": ...} objects (Create ML's format), JSON \
+            Lines, CSV with a header, or a folder of sub-folders named by label holding .txt files.
+            """
+    )
+
+    @Argument(help: "The training data.")
+    var data: String
+
+    @Option(name: .shortAndLong, help: "The model file to write.")
+    var output: String = "model.mlkit"
+
+    @Option(help: "auto, nb, cnb, maxent, svm or embedding.")
+    var algorithm: TextClassifierParameters.Algorithm = .automatic
+
+    @Option(help: "The fraction of the data held out for validation (stratified, seeded).")
+    var validationSplit: Double = 0.1
+
+    @Option(help: "A separate validation file, instead of a split.")
+    var validation: String?
+
+    @Option(help: "The field or column holding the text.")
+    var textColumn: String = "text"
+
+    @Option(help: "The field or column holding the label.")
+    var labelColumn: String = "label"
+
+    @Option(help: "The longest word n-gram (1 to 5).")
+    var ngrams: Int?
+
+    @Option(help: "'balanced', or label=weight pairs separated by commas.")
+    var classWeights: String?
+
+    @Option(help: "The largest number of iterations (L-BFGS iterations, SVM passes, epochs).")
+    var maxIterations: Int?
+
+    @Option(help: "C for maxent and svm, alpha for naive Bayes.")
+    var regularization: Double?
+
+    @Option(help: "The texts' language (en, zh, ja, th, ...).")
+    var language: String?
+
+    @Option(help: "The seed of every random choice.")
+    var seed: UInt64 = 42
+
+    @Option(help: "Worker threads (0: all cores).")
+    var threads: Int = 0
+
+    @Option(help: "Seconds that --algorithm auto may spend on candidates.")
+    var timeBudget: Double = 60
+
+    @Option(help: "The model's author.")
+    var author: String?
+
+    @Option(help: "The model's licence.")
+    var license: String?
+
+    @Option(name: .customLong("version"), help: "The model's version string.")
+    var modelVersion: String?
+
+    @Option(help: "A one-line description of the model.")
+    var description: String?
+
+    func validate() throws {
+        if !(validationSplit > 0 && validationSplit < 1) {
+            throw ValidationError("--validation-split must lie strictly between 0 and 1.")
+        }
+        if let ngrams, !(1...5).contains(ngrams) { throw ValidationError("--ngrams must be 1 to 5.") }
+    }
+
+    func run() throws {
+        try reportingFailures {
+            let clock = ContinuousClock()
+            let start = clock.now
+            let reader = DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
+            let dataset = try reader.read(contentsOf: URL(fileURLWithPath: data))
+            _ = try dataset.validatedForTraining(source: data)
+            var parameters = TextClassifierParameters(
+                algorithm: algorithm, language: language, maxWordNGram: ngrams, classWeights: try parsedClassWeights(),
+                maxIterations: maxIterations, regularization: regularization, seed: seed, threads: threads,
+                timeBudget: timeBudget)
+            parameters.validation = try validation.map { .dataset(try reader.read(contentsOf: URL(fileURLWithPath: $0))) }
+                ?? .split(fraction: validationSplit)
+            let progress = ProgressDisplay()
+            parameters.progress = { step, fraction in progress.update(step, fraction) }
+            let classifier = try TextClassifier(trainingData: dataset, parameters: parameters)
+            progress.finish()
+            let metadata = ModelMetadata(author: author, shortDescription: description, license: license,
+                                         version: modelVersion)
+            let url = URL(fileURLWithPath: output)
+            try classifier.write(to: url, metadata: metadata)
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+            let elapsed = clock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            printSummary(classifier, seconds: seconds, size: size)
+        }
+    }
+
+    private func parsedClassWeights() throws -> TextClassifierParameters.ClassWeights {
+        guard let classWeights else { return .uniform }
+        if classWeights == "balanced" { return .balanced }
+        var weights: [String: Double] = [:]
+        for pair in classWeights.split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let weight = Double(parts[1]) else {
+                throw MLKitError(.invalidParameter, "expected 'balanced' or label=weight pairs, not '\(pair)'",
+                                 at: .init(field: "--class-weights"))
+            }
+            weights[String(parts[0])] = weight
+        }
+        return .explicit(weights)
+    }
+
+    private func printSummary(_ classifier: TextClassifier, seconds: Double, size: Int) {
+        var lines: [String] = []
+        if let summary = classifier.trainingSummary {
+            let settings = summary.settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            lines.append("algorithm            \(summary.algorithm.rawValue) (\(settings))")
+            lines.append("chosen because       \(summary.reason)")
+            lines.append("examples             \(summary.examples) in \(classifier.labels.count) labels")
+        }
+        if let training = classifier.trainingMetrics {
+            lines.append(String(format: "training accuracy    %.4f", training.accuracy))
+        }
+        if let validation = classifier.validationMetrics {
+            lines.append(String(format: "validation accuracy  %.4f (macro-F1 %.4f, %d held-out examples)",
+                                validation.accuracy, validation.macroF1, validation.count))
+        }
+        lines.append(String(format: "time                 %.2f s", seconds))
+        lines.append("model                \(output) (\(ByteCountFormatter.string(fromByteCount: Int64(size), countStyle: .file)))")
+        print(lines.joined(separator: "\n"))
+    }
+}
+
+/// Training progress: a bar redrawn in place on a terminal, plain lines otherwise.
+final class ProgressDisplay: @unchecked Sendable {
+    private let lock = NSLock()
+    private let isTerminal = isatty(STDERR_FILENO) != 0
+    private var lastStep = ""
+
+    func update(_ step: String, _ fraction: Double) {
+        lock.lock()
+        defer { lock.unlock() }
+        if isTerminal {
+            let width = 24
+            let filled = Int(fraction * Double(width))
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            let line = "\r\(bar) \(Int(fraction * 100))% \(step)".prefix(110)
+            FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+        } else if step != lastStep {
+            FileHandle.standardError.write(Data("mlkit: \(step)\n".utf8))
+        }
+        lastStep = step
+    }
+
+    func finish() {
+        if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
