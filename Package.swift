@@ -79,6 +79,7 @@ let package = Package(
         .testTarget(
             name: "MLKitTests",
             dependencies: ["MLKit"],
+            exclude: ["Fixtures"],  // golden model files, read by path
             swiftSettings: strictSettings
         ),
         .testTarget(

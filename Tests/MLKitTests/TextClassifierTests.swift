@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+@testable import MLKit
+
+/// Paths of the reference material and the test fixtures.
+enum Reference {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let seedArtifacts = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/seed-artifacts")
+    static let models = repositoryRoot.appendingPathComponent("Tests/MLKitTests/Fixtures/models")
+
+    /// The chapter's 30 headlines.
+    static func headlines() throws -> TextDataset {
+        let url = seedArtifacts.appendingPathComponent("texts.json")
+        try #require(FileManager.default.fileExists(atPath: url.path), "the reference texts.json is missing at \(url.path)")
+        return try DatasetReader().read(contentsOf: url)
+    }
+
+    static let techHeadline = "Snap users drop for first time, but revenue climbs"
+    static let politicsHeadline = "President Donald Trump is approving a new law"
+}
+
+@Suite("Training on the reference headlines")
+struct HeadlineTrainingTests {
+    @Test("Every algorithm, and auto, labels the chapter's two examples correctly",
+          arguments: [TextClassifierParameters.Algorithm.automatic, .naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM])
+    func chapterExamples(algorithm: TextClassifierParameters.Algorithm) throws {
+        let classifier = try TextClassifier(trainingData: try Reference.headlines(),
+                                            parameters: .init(algorithm: algorithm))
+        #expect(classifier.labels == ["Tech", "US Politics"])
+        #expect(classifier.predictedLabel(for: Reference.techHeadline) == "Tech")
+        #expect(classifier.predictedLabel(for: Reference.politicsHeadline) == "US Politics")
+        let hypotheses = classifier.predictedLabelHypotheses(for: Reference.techHeadline, maximumCount: 2)
+        #expect(Set(hypotheses.keys) == ["Tech", "US Politics"])
+        #expect(abs(hypotheses.values.reduce(0, +) - 1) < 1e-5)
+        #expect(classifier.trainingMetrics?.accuracy == 1)
+    }
+
+    @Test("Training is deterministic for a seed: the same probabilities, bit for bit")
+    func determinism() throws {
+        let data = try Reference.headlines()
+        let first = try TextClassifier(trainingData: data, parameters: .init(seed: 7, threads: 2))
+        let second = try TextClassifier(trainingData: data, parameters: .init(seed: 7, threads: 2))
+        for example in data.examples {
+            #expect(first.predictedLabelHypotheses(for: example.text, maximumCount: 2)
+                    == second.predictedLabelHypotheses(for: example.text, maximumCount: 2))
+        }
+        #expect(first.trainingSummary?.settings == second.trainingSummary?.settings)
+    }
+
+    @Test("Automatic selection explains its choice and records validation metrics")
+    func explanation() throws {
+        let classifier = try TextClassifier(trainingData: try Reference.headlines())
+        let summary = try #require(classifier.trainingSummary)
+        #expect(summary.reason.hasPrefix("highest validation accuracy of 7 candidates on 3 held-out examples"))
+        #expect(summary.examples == 30)
+        #expect(classifier.validationMetrics?.count == 3)
+    }
+
+    @Test("A single label or an empty dataset is refused with a clear error")
+    func invalidData() {
+        let single = TextDataset([LabeledText(text: "a", label: "x"), LabeledText(text: "b", label: "x")])
+        #expect(throws: MLKitError.self) { try TextClassifier(trainingData: single) }
+        do {
+            _ = try TextClassifier(trainingData: single)
+        } catch let error as MLKitError {
+            #expect(error.code == .invalidDataset)
+            #expect(error.description.contains("only one label (\"x\")"))
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+        #expect(throws: MLKitError.self) { try TextClassifier(trainingData: TextDataset([])) }
+    }
+
+    @Test("Bad parameters name the field at fault")
+    func invalidParameters() throws {
+        let data = try Reference.headlines()
+        #expect(throws: MLKitError(.invalidParameter, "must be positive, not -1.0", at: .init(field: "regularization"))) {
+            try TextClassifier(trainingData: data, parameters: .init(regularization: -1))
+        }
+        #expect(throws: MLKitError(.invalidParameter, "no label \"Sports\" in the training data", at: .init(field: "classWeights"))) {
+            try TextClassifier(trainingData: data, parameters: .init(classWeights: .explicit(["Sports": 2])))
+        }
+    }
+}
+
+@Suite("Prediction")
+struct PredictionTests {
+    static let classifier: TextClassifier = {
+        // The golden SVM file: trained once, read here by every prediction test.
+        try! TextClassifier(contentsOf: Reference.models.appendingPathComponent("v1-headlines-svm.mlkit"))
+    }()
+
+    @Test("Batch predictions equal single predictions, on any thread count")
+    func batch() throws {
+        let texts = try Reference.headlines().examples.map(\.text)
+        let single = texts.map { Self.classifier.predictedLabel(for: $0) ?? "" }
+        #expect(Self.classifier.predictions(for: texts, threads: 1) == single)
+        #expect(Self.classifier.predictions(for: texts, threads: 2) == single)
+    }
+
+    @Test("One classifier serves many threads at once with the same answers")
+    func concurrency() async throws {
+        let texts = try Reference.headlines().examples.map(\.text)
+        let expected = texts.map { Self.classifier.predictedLabelHypotheses(for: $0, maximumCount: 2) }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for _ in 0..<20 where texts.map({ Self.classifier.predictedLabelHypotheses(for: $0, maximumCount: 2) }) != expected {
+                        return false
+                    }
+                    return true
+                }
+            }
+            for try await agreed in group { #expect(agreed) }
+        }
+    }
+
+    @Test("Word counts give the same label as the text for a model of words")
+    func wordCounts() throws {
+        let classifier = try TextClassifier(trainingData: try Reference.headlines(),
+                                            parameters: .init(algorithm: .complementNaiveBayes, maxWordNGram: 1))
+        let featurizer = try Featurizer(configuration: .init())
+        for text in [Reference.techHeadline, Reference.politicsHeadline] {
+            #expect(classifier.predictedLabel(forWordCounts: featurizer.wordCounts(for: text)) == classifier.predictedLabel(for: text))
+        }
+        #expect(classifier.predictedLabel(forWordCounts: ["trump": 2, "law": 1]) == "US Politics")
+    }
+
+    @Test("Evaluation counts a confusion matrix and per-class figures")
+    func evaluation() throws {
+        let data = TextDataset([
+            LabeledText(text: Reference.techHeadline, label: "Tech"),
+            LabeledText(text: Reference.politicsHeadline, label: "US Politics"),
+            LabeledText(text: Reference.politicsHeadline, label: "Tech"),
+        ])
+        let metrics = Self.classifier.evaluation(on: data)
+        #expect(metrics.labels == ["Tech", "US Politics"])
+        #expect(metrics.confusion == [[1, 1], [0, 1]])
+        #expect(abs(metrics.accuracy - 2.0 / 3) < 1e-12)
+        #expect(metrics.perClass.map(\.support) == [2, 1])
+        #expect(metrics.perClass[0].precision == 1 && metrics.perClass[0].recall == 0.5)
+        #expect(metrics.topKAccuracy[1] == 1)
+    }
+}
+
+@Suite("Classification metrics")
+struct ClassificationMetricsTests {
+    @Test("Hand-computed precision, recall, F1, macro and weighted means")
+    func handComputed() {
+        // actual:    a a a b b c
+        // predicted: a a b b c c
+        let metrics = ClassificationMetrics(labels: ["a", "b", "c"], actual: [0, 0, 0, 1, 1, 2],
+                                            ranked: [[0], [0], [1], [1], [2], [2]])
+        #expect(metrics.confusion == [[2, 1, 0], [0, 1, 1], [0, 0, 1]])
+        #expect(metrics.accuracy == 4.0 / 6)
+        let f1 = metrics.perClass.map(\.f1)
+        #expect(abs(f1[0] - 0.8) < 1e-12)       // p 1, r 2/3
+        #expect(abs(f1[1] - 0.5) < 1e-12)       // p 1/2, r 1/2
+        #expect(abs(f1[2] - 2.0 / 3) < 1e-12)   // p 1/2, r 1
+        #expect(abs(metrics.macroF1 - (0.8 + 0.5 + 2.0 / 3) / 3) < 1e-12)
+        #expect(abs(metrics.weightedF1 - (0.8 * 3 + 0.5 * 2 + 2.0 / 3) / 6) < 1e-12)
+    }
+
+    @Test("The report aligns its tables and names the labels in the confusion matrix")
+    func report() {
+        let metrics = ClassificationMetrics(labels: ["neg", "positive"], actual: [0, 1, 1], ranked: [[0, 1], [1, 0], [0, 1]])
+        let report = metrics.report
+        #expect(report.contains("accuracy     0.6667"))
+        #expect(report.contains("""
+            label     precision  recall      F1  support
+            neg          0.5000  1.0000  0.6667        1
+            positive     1.0000  0.5000  0.6667        2
+            """))
+        #expect(report.contains("""
+                      neg  positive
+            neg         1         0
+            positive    1         1
+            """))
+    }
+}
