@@ -7,6 +7,7 @@ internal import CICU
 /// ICU returns every segment with a rule status. Segments ICU calls words (letters, numbers,
 /// kana, ideographs) become tokens; of the rest, only emoji sequences and flags are kept,
 /// found with the standard scanner, so emoji are tokens with either segmentation.
+@usableFromInline
 enum ICUWordSegmenter {
     /// Whether this build links ICU.
     static var isAvailable: Bool {
@@ -28,6 +29,7 @@ enum ICUWordSegmenter {
 
     /// Calls `body` with each word of `bytes`. Without ICU, falls back to standard segmentation
     /// (``Tokenizer/validate()`` reports that case to callers that check).
+    @usableFromInline
     static func enumerateWords(in bytes: UnsafeBufferPointer<UInt8>, locale: String?,
                                _ body: (Token) throws -> Void) rethrows {
         #if MLKIT_ICU

@@ -3,6 +3,7 @@
 /// The classes follow the word-boundary rules of UAX #29 closely, with two documented
 /// differences (hyphens join words; each character of a script without spaces is a token).
 /// `docs/tokenization.md` lists them.
+@usableFromInline
 enum ScalarClass: UInt8, Sendable {
     /// Whitespace, punctuation, symbols, controls and unassigned code points.
     case separator = 0
@@ -38,7 +39,7 @@ enum ScalarClass: UInt8, Sendable {
     case multibyte
 
     /// Whether a token can start with this class.
-    var startsToken: Bool {
+    @inlinable var startsToken: Bool {
         switch self {
         case .letter, .digit, .cluster, .emoji, .regionalIndicator: return true
         default: return false
@@ -46,10 +47,10 @@ enum ScalarClass: UInt8, Sendable {
     }
 
     /// Whether this class continues a word or number.
-    @inline(__always) var isAlphanumeric: Bool { self == .letter || self == .digit }
+    @inlinable @inline(__always) var isAlphanumeric: Bool { self == .letter || self == .digit }
 
     /// Whether this class joins two parts of a word or number (`'`, `.`, `-`, `,`).
-    @inline(__always) var isJoiner: Bool {
+    @inlinable @inline(__always) var isJoiner: Bool {
         self == .apostrophe || self == .period || self == .hyphen || self == .numericSeparator
     }
 }
@@ -57,18 +58,19 @@ enum ScalarClass: UInt8, Sendable {
 /// Classifies scalars: ASCII by a 128-entry table, the rest of the BMP by a 64 KiB table built
 /// on first use from the standard library's Unicode properties, and the supplementary planes
 /// by range checks and those properties.
+@usableFromInline
 enum ScalarClassifier {
     /// The class of each byte: ASCII bytes by their scalar, and ``ScalarClass/multibyte`` for
     /// the rest. An immortal table: scanners copy the pointer once, so their inner loops index
     /// it with one load, no bounds check, no reference counting and no lazy-initialization check.
-    nonisolated(unsafe) static let byteTable: UnsafePointer<ScalarClass> = {
+    @usableFromInline nonisolated(unsafe) static let byteTable: UnsafePointer<ScalarClass> = {
         let table = UnsafeMutablePointer<ScalarClass>.allocate(capacity: 256)
         for byte in 0..<256 { table[byte] = byte < 0x80 ? asciiClass(UInt8(byte)) : .multibyte }
         return UnsafePointer(table)
     }()
 
     /// The class of each BMP scalar, built on first use (about 10 ms), immortal like ``byteTable``.
-    nonisolated(unsafe) static let basicPlaneTable: UnsafePointer<ScalarClass> = {
+    @usableFromInline nonisolated(unsafe) static let basicPlaneTable: UnsafePointer<ScalarClass> = {
         let table = UnsafeMutablePointer<ScalarClass>.allocate(capacity: 0x10000)
         for value in 0..<0x10000 {
             table[value] = value < 0x80 ? asciiClass(UInt8(value))
@@ -91,13 +93,14 @@ enum ScalarClassifier {
     }
 
     /// The class of `value`, which must be a valid scalar value.
+    @inlinable
     static func classify(_ value: UInt32) -> ScalarClass {
         if value >= 0x4E00 && value <= 0x9FFF { return .cluster }  // CJK Unified Ideographs
         if value < 0x10000 { return basicPlaneTable[Int(value)] }
         return classifySupplementary(value)
     }
 
-    @inline(never)
+    @usableFromInline @inline(never)
     static func classifySupplementary(_ value: UInt32) -> ScalarClass {
         switch value {
         case 0x1F1E6...0x1F1FF: return .regionalIndicator

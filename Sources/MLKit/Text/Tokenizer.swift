@@ -105,6 +105,7 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     ///   - text: The text.
     ///   - body: Called with each token; its range indexes `text.utf8` by byte offset.
     /// - Complexity: O(n) in the length of the text; no allocation per token.
+    @inlinable
     public func enumerateTokens(in text: String, _ body: (Token) throws -> Void) rethrows {
         try Self.withUTF8(text) { bytes in try enumerateTokens(inUTF8: bytes, body) }
     }
@@ -115,6 +116,7 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     /// - Parameters:
     ///   - bytes: UTF-8 text.
     ///   - body: Called with each token; its range is in byte offsets into `bytes`.
+    @inlinable
     public func enumerateTokens(inUTF8 bytes: UnsafeBufferPointer<UInt8>,
                                 _ body: (Token) throws -> Void) rethrows {
         switch unit {
@@ -128,6 +130,7 @@ public struct Tokenizer: Sendable, Hashable, Codable {
         }
     }
 
+    @usableFromInline
     static func enumerateSegments(in bytes: UnsafeBufferPointer<UInt8>, unit: TokenUnit,
                                   _ body: (Token) throws -> Void) rethrows {
         var scanner = SegmentScanner(bytes, unit: unit)
@@ -168,6 +171,7 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     }
 
     /// Runs `body` over the UTF-8 bytes of `text` without copying when the string is native.
+    @inlinable
     static func withUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         if let result = try text.utf8.withContiguousStorageIfAvailable(body) { return result }
         var copy = text

@@ -3,19 +3,21 @@
 /// Invalid input never traps: an ill-formed or truncated sequence decodes as
 /// ``invalid`` with a length of one byte, so scanners skip it like a separator and resume at
 /// the next byte, as the Unicode standard's "maximal subpart" practice recommends.
+@usableFromInline
 enum UTF8Decoding {
     /// The value returned for a byte that does not start a well-formed sequence.
-    static let invalid: UInt32 = 0xFFFF_FFFF
+    @usableFromInline static let invalid: UInt32 = 0xFFFF_FFFF
 
     /// Decodes the scalar that starts at `index`.
     /// - Returns: The scalar value (or ``invalid``) and the number of bytes consumed.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func decode(_ bytes: UnsafePointer<UInt8>, at index: Int, end: Int) -> (value: UInt32, length: Int) {
         let lead = bytes[index]
         if lead < 0x80 { return (UInt32(lead), 1) }
         return decodeMultibyte(bytes, at: index, end: end, lead: lead)
     }
 
+    @inlinable
     static func decodeMultibyte(_ bytes: UnsafePointer<UInt8>, at index: Int, end: Int,
                                 lead: UInt8) -> (value: UInt32, length: Int) {
         let available = end - index

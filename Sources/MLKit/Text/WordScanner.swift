@@ -10,13 +10,15 @@
 /// - An emoji sequence (with modifiers, variation selectors, ZWJ joins, keycaps and tag
 ///   sequences) is one token, and so is a flag (a pair of regional indicators).
 /// - Whitespace, punctuation, other symbols and ill-formed bytes are not tokens.
+@usableFromInline
 struct WordScanner {
-    let bytes: UnsafePointer<UInt8>
-    let end: Int
-    var position: Int
+    @usableFromInline let bytes: UnsafePointer<UInt8>
+    @usableFromInline let end: Int
+    @usableFromInline var position: Int
     /// ``ScalarClassifier/byteTable``, copied once.
-    let byteClass: UnsafePointer<ScalarClass>
+    @usableFromInline let byteClass: UnsafePointer<ScalarClass>
 
+    @inlinable
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
         // An empty buffer may have no base address; any non-null pointer serves, as end is 0.
         self.bytes = buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!
@@ -26,7 +28,7 @@ struct WordScanner {
     }
 
     /// The class and byte length of the scalar at `index`.
-    @inline(__always)
+    @inlinable @inline(__always)
     func peek(_ index: Int) -> (ScalarClass, Int) {
         let lead = bytes[index]
         if lead < 0x80 { return (byteClass[Int(lead)], 1) }
@@ -34,7 +36,7 @@ struct WordScanner {
     }
 
     /// ``peek(_:)`` for a non-ASCII lead byte, kept out of line so the ASCII loops stay small.
-    @inline(never)
+    @usableFromInline @inline(never)
     func peekMultibyte(_ index: Int, lead: UInt8) -> (ScalarClass, Int) {
         let (value, length) = UTF8Decoding.decodeMultibyte(bytes, at: index, end: end, lead: lead)
         if value == UTF8Decoding.invalid { return (.separator, 1) }
@@ -42,7 +44,7 @@ struct WordScanner {
     }
 
     /// Returns the next token, or `nil` at the end of the text.
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func next() -> Token? {
         var index = position
         while index < end {
@@ -91,7 +93,7 @@ struct WordScanner {
     }
 
     /// Scans a word or number that starts at `start`.
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func scanWord(from start: Int, first: ScalarClass, length: Int) -> Token {
         var index = start + length
         var last = first  // the class of the last letter or digit taken
@@ -140,12 +142,12 @@ struct WordScanner {
         return Token(range: start..<index, kind: seen & ScalarClass.letter.rawValue != 0 ? .word : .number)
     }
 
-    static let highBits: UInt64 = 0x8080_8080_8080_8080
+    @usableFromInline static let highBits: UInt64 = 0x8080_8080_8080_8080
 
     /// Marks the ASCII letters and the ASCII digits among eight bytes, with the high bit of
     /// each byte (SWAR). No byte's arithmetic carries into the next: the 7-bit values plus the
     /// offsets stay below 0x100.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func asciiLettersAndDigits(_ word: UInt64) -> (letters: UInt64, digits: UInt64) {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let ascii = ~word & highBits  // high bit set where the byte is ASCII
@@ -157,7 +159,7 @@ struct WordScanner {
     }
 
     /// Whether a joiner stays inside a token between a `left` and a `right` character.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func joins(_ joiner: ScalarClass, between left: ScalarClass, and right: ScalarClass) -> Bool {
         switch joiner {
         case .apostrophe: return left == .letter && right == .letter
@@ -169,6 +171,7 @@ struct WordScanner {
     }
 
     /// Scans an emoji sequence whose first scalar, `length` bytes long, starts at `start`.
+    @usableFromInline
     mutating func scanEmoji(from start: Int, length: Int) -> Token {
         var index = skipExtenders(from: start + length)
         while index < end {
@@ -183,7 +186,7 @@ struct WordScanner {
     }
 
     /// Whether the scalar at `index` is in U+4E00...U+9FFF (lead bytes E4...E9).
-    @inline(__always)
+    @inlinable @inline(__always)
     func isCJKIdeograph(at index: Int) -> Bool {
         let lead = bytes[index]
         guard lead >= 0xE4 && lead <= 0xE9 && index + 2 < end else { return false }
@@ -193,7 +196,7 @@ struct WordScanner {
     }
 
     /// The index after the marks, modifiers and variation selectors that start at `index`.
-    @inline(__always)
+    @inlinable @inline(__always)
     func skipExtenders(from index: Int) -> Int {
         var index = index
         // Most tokens are followed by ASCII or by another ideograph: neither extends.
