@@ -1,0 +1,100 @@
+import Foundation
+
+/// SIMD kernels for the embedding classifier: the sparse gather-average that builds a
+/// document's hidden vector, the sparse scatter that trains the embedding rows, the dense
+/// row accumulation of the output layer, and a numerically stable softmax.
+///
+/// Rows are `dimension` contiguous floats (row-major). Every loop goes eight lanes at a time
+/// with unaligned SIMD loads and finishes with a scalar tail, so any dimension works and
+/// multiples of 8 are fastest.
+enum EmbeddingKernels {
+    /// `y += scale · x`, over `count` floats.
+    @inline(__always)
+    static func addScaled(_ x: UnsafePointer<Float>, scale: Float, into y: UnsafeMutablePointer<Float>, count: Int) {
+        let wide = count & ~7
+        let source = UnsafeRawPointer(x)
+        let target = UnsafeMutableRawPointer(y)
+        let broadcast = SIMD8<Float>(repeating: scale)
+        var lane = 0
+        while lane < wide {
+            let offset = lane &* MemoryLayout<Float>.stride
+            let sum = target.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                + broadcast * source.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+            target.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
+            lane &+= 8
+        }
+        while lane < count {
+            y[lane] += scale * x[lane]
+            lane &+= 1
+        }
+    }
+
+    /// The weighted sum of embedding rows: `h = Σ_i w_i · E[r_i, :]`, with `h` overwritten.
+    ///
+    /// - Parameters:
+    ///   - rows: The rows `r_i` of the document's features, in `0..<E.rows`.
+    ///   - weights: Their weights `w_i` (for a mean, `value_i / Σ value`).
+    ///   - count: The number of features.
+    ///   - embeddings: E, row-major with `dimension` floats per row.
+    ///   - dimension: The row length d.
+    ///   - hidden: `dimension` floats for `h`.
+    /// - Complexity: O(count × d).
+    @inline(__always)
+    static func gather(rows: UnsafePointer<Int32>, weights: UnsafePointer<Float>, count: Int,
+                       embeddings: UnsafePointer<Float>, dimension: Int, into hidden: UnsafeMutablePointer<Float>) {
+        hidden.update(repeating: 0, count: dimension)
+        for position in 0..<count {
+            addScaled(embeddings + Int(rows[position]) &* dimension, scale: weights[position],
+                      into: hidden, count: dimension)
+        }
+    }
+
+    /// The sparse update of the embedding rows a document used, restricted to the rows in
+    /// `owned`: `E[r_i, :] += scale · w_i · g` for every feature with `r_i ∈ owned`.
+    ///
+    /// With `scale = −η` and `g = ∂L/∂h`, this is the gradient step on E, since
+    /// `h = Σ_i w_i E[r_i, :]` gives `∂L/∂E[r_i, :] = w_i · ∂L/∂h`. Restricting each thread to
+    /// its own contiguous range of rows lets threads update E at once without races, and
+    /// every row still receives its updates in document order, whatever the thread count.
+    @inline(__always)
+    static func scatter(rows: UnsafePointer<Int32>, weights: UnsafePointer<Float>, count: Int,
+                        gradient: UnsafePointer<Float>, scale: Float, embeddings: UnsafeMutablePointer<Float>,
+                        dimension: Int, owned: Range<Int32>) {
+        for position in 0..<count {
+            let row = rows[position]
+            guard owned.contains(row) else { continue }
+            addScaled(gradient, scale: scale * weights[position], into: embeddings + Int(row) &* dimension,
+                      count: dimension)
+        }
+    }
+
+    /// `y += Σ_k x_k · A[k, :]` for a dense row-major A of `count` rows × `width` columns:
+    /// the product `Aᵀx` accumulated row by row, as the SIMD alternative to `sgemv`.
+    @inline(__always)
+    static func accumulateRows(coefficients x: UnsafePointer<Float>, rows a: UnsafePointer<Float>, count: Int,
+                               width: Int, into y: UnsafeMutablePointer<Float>) {
+        for row in 0..<count {
+            let coefficient = x[row]
+            if coefficient != 0 { addScaled(a + row &* width, scale: coefficient, into: y, count: width) }
+        }
+    }
+
+    /// Replaces `z` by `softmax(z)`, `p_c = exp(z_c − m) / Σ_j exp(z_j − m)` with `m = max z`,
+    /// and returns `log Σ_j exp(z_j)` (so the cross-entropy of class y is `lse − z_y`, computed
+    /// from the logits before they are overwritten).
+    @inline(__always)
+    @discardableResult
+    static func softmax(_ z: UnsafeMutablePointer<Float>, count: Int) -> Float {
+        var largest = -Float.infinity
+        for lane in 0..<count { largest = max(largest, z[lane]) }
+        var total: Float = 0
+        for lane in 0..<count {
+            let value = expf(z[lane] - largest)
+            z[lane] = value
+            total += value
+        }
+        let inverse = 1 / total
+        for lane in 0..<count { z[lane] *= inverse }
+        return largest + logf(total)
+    }
+}
