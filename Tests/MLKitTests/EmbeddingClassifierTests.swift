@@ -182,26 +182,30 @@ struct EmbeddingTrainingTests {
 
 @Suite("Embedding classifier: prediction")
 struct EmbeddingPredictionTests {
-    @Test("Batched scores equal one-at-a-time scores (SIMD and sgemv), and probabilities sum to 1")
-    func batchedMatchesSingle() throws {
-        let training = separableProblem(classes: 5, documentsPerClass: 30, seed: 11)
-        let model = try EmbeddingTrainer.train(training, options: .init(dimension: 20, epochs: 2))
+    @Test("Batched scores equal one-at-a-time scores (SIMD and sgemv), and probabilities sum to 1",
+          arguments: [(5, 20), (21, 19), (2, 8), (8, 1)])
+    func batchedMatchesSingle(classes: Int, dimension: Int) throws {
+        let training = separableProblem(classes: classes, documentsPerClass: 12, seed: 11)
+        let model = try EmbeddingTrainer.train(training, options: .init(dimension: dimension, epochs: 2))
         let batched = model.scores(of: training.matrix, blockSize: 7)
-        #expect(batched.count == training.matrix.rows * 5)
-        #expect(model.scores(of: training.matrix, rows: 10..<20) == Array(batched[50..<100]))
-        var single = [Float](repeating: 0, count: 5)
-        var viaGEMV = [Float](repeating: 0, count: 5)
+        #expect(batched.count == training.matrix.rows * classes)
+        #expect(model.scores(of: training.matrix, rows: 10..<20) == Array(batched[(10 * classes)..<(20 * classes)]))
+        var single = [Float](repeating: 0, count: classes)
+        var simd = single
+        var viaGEMV = single
         training.matrix.forEachRow(in: 0..<training.matrix.rows) { row, indices, values in
             single.withUnsafeMutableBufferPointer { model.scores(indices: indices, values: values, into: $0) }
-            viaGEMV.withUnsafeMutableBufferPointer { model.scoresUsingGEMV(indices: indices, values: values, into: $0) }
-            for lane in 0..<5 {
-                #expect(abs(single[lane] - batched[row * 5 + lane]) <= 1e-5 * max(1, abs(single[lane])))
-                #expect(abs(single[lane] - viaGEMV[lane]) <= 1e-5 * max(1, abs(single[lane])))
+            simd.withUnsafeMutableBufferPointer { model.scores(indices: indices, values: values, into: $0, usingGEMV: false) }
+            viaGEMV.withUnsafeMutableBufferPointer { model.scores(indices: indices, values: values, into: $0, usingGEMV: true) }
+            #expect(single == (classes > 16 ? viaGEMV : simd))
+            for lane in 0..<classes {
+                #expect(abs(simd[lane] - batched[row * classes + lane]) <= 1e-5 * max(1, abs(simd[lane])))
+                #expect(abs(simd[lane] - viaGEMV[lane]) <= 1e-5 * max(1, abs(simd[lane])))
             }
         }
         let probabilities = model.probabilities(of: training.matrix.vector(at: 0))
         #expect(abs(probabilities.reduce(0, +) - 1) < 1e-5)
-        #expect(argmax(probabilities, count: 5) == argmax(batched, count: 5))
+        #expect(argmax(probabilities, count: classes) == argmax(batched, count: classes))
     }
 
     @Test("A document of unknown features scores the bias alone")
