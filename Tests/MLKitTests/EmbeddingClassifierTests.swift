@@ -176,6 +176,19 @@ struct EmbeddingTrainingTests {
         let empty = TrainingProblem(matrix: SparseMatrix(columns: 4), labels: [], classCount: 2)
         #expect { _ = try EmbeddingTrainer.train(empty) } throws: { ($0 as? MLKitError)?.code == .invalidDataset }
     }
+
+    @Test("Training that diverges throws instead of returning a model of NaNs")
+    func divergence() {
+        let training = separableProblem(classes: 3, documentsPerClass: 20, seed: 2)
+        let options = EmbeddingTrainingOptions(dimension: 8, epochs: 3, learningRate: 1e30, batchSize: 4)
+        #expect {
+            _ = try EmbeddingTrainer.train(training, options: options)
+        } throws: { error in
+            let error = error as? MLKitError
+            return error?.code == .invalidParameter && error?.location?.field == "learningRate"
+                && error?.reason.hasPrefix("training diverged in epoch") == true
+        }
+    }
 }
 
 // MARK: - Prediction
