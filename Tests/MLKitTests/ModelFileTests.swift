@@ -5,7 +5,7 @@ import Testing
 @Suite("Model files round-trip")
 struct ModelFileRoundTripTests {
     @Test("Writing and reading keeps every probability, label and piece of metadata",
-          arguments: [TextClassifierParameters.Algorithm.naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM])
+          arguments: [TextClassifierParameters.Algorithm.naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM, .embedding])
     func roundTrip(algorithm: TextClassifierParameters.Algorithm) throws {
         let data = try Reference.headlines()
         let trained = try TextClassifier(trainingData: data, parameters: .init(algorithm: algorithm))

@@ -23,7 +23,7 @@ enum Reference {
 @Suite("Training on the reference headlines")
 struct HeadlineTrainingTests {
     @Test("Every algorithm, and auto, labels the chapter's two examples correctly",
-          arguments: [TextClassifierParameters.Algorithm.automatic, .naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM])
+          arguments: [TextClassifierParameters.Algorithm.automatic, .naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM, .embedding])
     func chapterExamples(algorithm: TextClassifierParameters.Algorithm) throws {
         let classifier = try TextClassifier(trainingData: try Reference.headlines(),
                                             parameters: .init(algorithm: algorithm))
@@ -52,7 +52,7 @@ struct HeadlineTrainingTests {
     func explanation() throws {
         let classifier = try TextClassifier(trainingData: try Reference.headlines())
         let summary = try #require(classifier.trainingSummary)
-        #expect(summary.reason.hasPrefix("highest validation accuracy of 7 candidates on 3 held-out examples"))
+        #expect(summary.reason.hasPrefix("highest validation accuracy of 8 candidates on 3 held-out examples"))
         #expect(summary.examples == 30)
         #expect(classifier.validationMetrics?.count == 3)
     }

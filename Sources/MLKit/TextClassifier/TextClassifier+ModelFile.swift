@@ -8,13 +8,15 @@ public enum MLKitVersion {
 
 /// The JSON header of a model file (`docs/model-format.md` lists every field).
 struct ModelFileHeader: Codable {
-    /// The kind of weights: `linear`.
+    /// The kind of weights: `linear` or `embedding`.
     var kind: String
     var labels: [String]
     var featurizer: FeaturizerConfiguration
     /// Rows and columns of the weight matrix.
     var features: Int
     var classes: Int
+    /// The embedding dimension (embedding models only).
+    var dimension: Int?
     var probability: LinearModel.ProbabilityMapping
     var metadata: ModelMetadata
     var created: Date
@@ -32,7 +34,12 @@ enum ModelFileSection {
     static let weightRows = "linear.rows"
     static let weights = "linear.weights"
     static let bias = "linear.bias"
-    static let all: Set<String> = [vocabularyHashes, vocabularyTerms, inverseDocumentFrequency, weightRows, weights, bias]
+    static let embeddingFeatures = "embedding.features"
+    static let embeddingInput = "embedding.input"
+    static let embeddingOutput = "embedding.output"
+    static let embeddingBias = "embedding.bias"
+    static let all: Set<String> = [vocabularyHashes, vocabularyTerms, inverseDocumentFrequency, weightRows, weights, bias,
+                                   embeddingFeatures, embeddingInput, embeddingOutput, embeddingBias]
 }
 
 extension TextClassifier {
@@ -86,12 +93,11 @@ extension TextClassifier {
     /// - Parameter metadata: Metadata to store instead of the classifier's own.
     /// - Returns: A complete model file in the current format version.
     public func modelFileData(metadata: ModelMetadata? = nil) -> Data {
-        guard case .linear(let linear) = model else { preconditionFailure("only linear models exist") }
-        let header = ModelFileHeader(
-            kind: "linear", labels: labels, featurizer: featurizer.configuration, features: linear.features,
-            classes: linear.classes, probability: linear.probability, metadata: metadata ?? self.metadata,
-            created: Date(), mlkitVersion: MLKitVersion.current, training: trainingSummary,
-            trainingMetrics: trainingMetrics, validationMetrics: validationMetrics)
+        var header = ModelFileHeader(
+            kind: "linear", labels: labels, featurizer: featurizer.configuration, features: featurizer.dimension,
+            classes: labels.count, dimension: nil, probability: .softmax(temperature: 1),
+            metadata: metadata ?? self.metadata, created: Date(), mlkitVersion: MLKitVersion.current,
+            training: trainingSummary, trainingMetrics: trainingMetrics, validationMetrics: validationMetrics)
         var sections: [ModelContainer.Section] = []
         if let vocabulary = featurizer.vocabulary {
             sections.append(ModelContainer.section(ModelFileSection.vocabularyHashes, uint64s: vocabulary.hashes))
@@ -100,10 +106,22 @@ extension TextClassifier {
         if let idf = featurizer.inverseDocumentFrequency {
             sections.append(ModelContainer.section(ModelFileSection.inverseDocumentFrequency, floats: idf))
         }
-        let (rows, weights) = Self.nonzeroRows(of: linear)
-        if let rows { sections.append(ModelContainer.section(ModelFileSection.weightRows, uint64s: rows)) }
-        sections.append(ModelContainer.section(ModelFileSection.weights, floats: weights))
-        sections.append(ModelContainer.section(ModelFileSection.bias, floats: linear.bias))
+        switch model {
+        case .linear(let linear):
+            header.probability = linear.probability
+            let (rows, weights) = Self.nonzeroRows(of: linear)
+            if let rows { sections.append(ModelContainer.section(ModelFileSection.weightRows, uint64s: rows)) }
+            sections.append(ModelContainer.section(ModelFileSection.weights, floats: weights))
+            sections.append(ModelContainer.section(ModelFileSection.bias, floats: linear.bias))
+        case .embedding(let embedding):
+            header.kind = "embedding"
+            header.dimension = embedding.dimension
+            sections.append(ModelContainer.section(ModelFileSection.embeddingFeatures,
+                                                   uint64s: embedding.featureIDs.map { UInt64($0) }))
+            sections.append(ModelContainer.section(ModelFileSection.embeddingInput, floats: embedding.embeddings))
+            sections.append(ModelContainer.section(ModelFileSection.embeddingOutput, floats: embedding.output))
+            sections.append(ModelContainer.section(ModelFileSection.embeddingBias, floats: embedding.bias))
+        }
         return ModelContainer.encode(header: Self.encoder.encodeHeader(header), sections: sections)
     }
 
@@ -130,7 +148,7 @@ extension TextClassifier {
             throw MLKitError(.malformedData, "the model's header is invalid: \(error.summary)")
         }
         func inconsistent(_ reason: String) -> MLKitError { MLKitError(.malformedData, "inconsistent model: \(reason)") }
-        guard header.kind == "linear" else { throw inconsistent("unknown kind '\(header.kind)'") }
+        guard header.kind == "linear" || header.kind == "embedding" else { throw inconsistent("unknown kind '\(header.kind)'") }
         guard header.classes == header.labels.count, header.classes > 0, header.features >= 0 else {
             throw inconsistent("\(header.labels.count) labels for \(header.classes) classes")
         }
@@ -149,15 +167,38 @@ extension TextClassifier {
             throw inconsistent("the featurizer has \(featurizer.dimension) features, the weights \(header.features)")
         }
         if let idf, idf.count != header.features { throw inconsistent("\(idf.count) idf values for \(header.features) features") }
-        let weights = try expandedWeights(container, header)
-        let bias = try container.floats(ModelFileSection.bias)
-        guard bias.count == header.classes else { throw inconsistent("\(bias.count) biases for \(header.classes) classes") }
-        let model = LinearModel(features: header.features, classes: header.classes, weights: weights, bias: bias,
-                                probability: header.probability)
-        return TextClassifier(labels: header.labels, featurizer: featurizer, model: .linear(model),
+        let model = header.kind == "embedding" ? try decodeEmbedding(container, header) : try decodeLinear(container, header)
+        return TextClassifier(labels: header.labels, featurizer: featurizer, model: model,
                               metadata: header.metadata, trainingSummary: header.training,
                               trainingMetrics: header.trainingMetrics, validationMetrics: header.validationMetrics,
                               formatVersion: Int(container.version))
+    }
+
+    private static func decodeLinear(_ container: ModelContainer, _ header: ModelFileHeader) throws -> ClassifierModel {
+        let weights = try expandedWeights(container, header)
+        let bias = try container.floats(ModelFileSection.bias)
+        guard bias.count == header.classes else {
+            throw MLKitError(.malformedData, "inconsistent model: \(bias.count) biases for \(header.classes) classes")
+        }
+        return .linear(LinearModel(features: header.features, classes: header.classes, weights: weights, bias: bias,
+                                   probability: header.probability))
+    }
+
+    private static func decodeEmbedding(_ container: ModelContainer, _ header: ModelFileHeader) throws -> ClassifierModel {
+        func inconsistent(_ reason: String) -> MLKitError { MLKitError(.malformedData, "inconsistent model: \(reason)") }
+        guard let dimension = header.dimension, dimension > 0 else { throw inconsistent("an embedding model without a dimension") }
+        let features = try container.uint64s(ModelFileSection.embeddingFeatures)
+        guard zip(features, features.dropFirst()).allSatisfy({ $0 < $1 }), features.allSatisfy({ $0 < UInt64(header.features) })
+        else { throw inconsistent("embedding feature indices must increase and lie below \(header.features)") }
+        let input = try container.floats(ModelFileSection.embeddingInput)
+        let output = try container.floats(ModelFileSection.embeddingOutput)
+        let bias = try container.floats(ModelFileSection.embeddingBias)
+        guard input.count == features.count * dimension, output.count == dimension * header.classes,
+              bias.count == header.classes else {
+            throw inconsistent("embedding arrays do not match \(features.count) rows, dimension \(dimension), \(header.classes) classes")
+        }
+        return .embedding(EmbeddingModel(dimension: dimension, classes: header.classes, buckets: header.features,
+                                         featureIDs: features.map { Int32($0) }, embeddings: input, output: output, bias: bias))
     }
 
     /// The full feature-major weight matrix, from all rows or from the stored non-zero rows.

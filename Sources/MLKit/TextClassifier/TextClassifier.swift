@@ -167,6 +167,14 @@ public struct TextClassifier: Sendable {
 enum ClassifierModel: Sendable {
     /// A linear model: naive Bayes, maximum entropy or SVM.
     case linear(LinearModel)
+    /// A fastText-style model: averaged embeddings and a softmax layer.
+    case embedding(EmbeddingModel)
+
+    /// The probability mapping of a linear model, to carry over a calibration.
+    var calibration: LinearModel.ProbabilityMapping? {
+        if case .linear(let model) = self { return model.probability }
+        return nil
+    }
 
     /// Writes the probability of each class for one featurized text into `output`.
     func probabilities(of features: FeatureBuffer, into output: UnsafeMutableBufferPointer<Float>) {
@@ -175,6 +183,10 @@ enum ClassifierModel: Sendable {
                 let count = features.count
                 switch self {
                 case .linear(let model):
+                    model.scores(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
+                                 values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
+                    model.probabilities(fromScores: output)
+                case .embedding(let model):
                     model.scores(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
                                  values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
                     model.probabilities(fromScores: output)

@@ -111,7 +111,7 @@ struct TrainingPlan {
         case .complementNaiveBayes: return 0.3
         case .maxEnt: return 10
         case .linearSVM, .automatic: return 0.5
-        case .embedding: return 0.5
+        case .embedding: return 1
         }
     }
 
@@ -129,7 +129,9 @@ struct TrainingPlan {
                               strength: strength ?? Self.defaultStrength(.linearSVM), iterations: iterations)]
         }
         var grid: [(Algorithm, [Double])] = [
-            (.linearSVM, [0.25, 1]), (.maxEnt, [4, 16]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]),
+            // Cheap candidates first, so that a spent time budget cuts the slowest ones.
+            (.linearSVM, [0.25, 1]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]), (.embedding, [1]),
+            (.maxEnt, [4, 16]),
         ]
         if let strength { grid = grid.map { ($0.0, [strength]) } }
         return grid.flatMap { algorithm, strengths in
@@ -167,7 +169,7 @@ struct TrainingPlan {
                                                     ranked: rankings(of: model, on: validationProblem.matrix))
                 results.append(CandidateResult(candidate: candidate, metrics: metrics,
                                                seconds: featureSeconds + (clock.now - candidateStart).seconds,
-                                               calibration: model.probability,
+                                               calibration: model.calibration,
                                                order: candidates.firstIndex(of: candidate) ?? 0))
             }
         }
@@ -194,13 +196,24 @@ struct TrainingPlan {
         let featurizer = try Featurizer(fitting: examples.map(\.text), configuration: candidate.features)
         let problem = problem(examples, featurizer: featurizer)
         defer { report("done", 1) }
-        var model = try trainModel(candidate, problem, validation: nil)
-        if let calibration { model = model.with(probability: calibration) }
-        return (featurizer, .linear(model))
+        let model = try trainModel(candidate, problem, validation: nil)
+        if let calibration, case .linear(let linear) = model { return (featurizer, .linear(linear.with(probability: calibration))) }
+        return (featurizer, model)
+    }
+
+    /// Trains one model.
+    func trainModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?) throws -> ClassifierModel {
+        if candidate.algorithm == .embedding {
+            var options = EmbeddingTrainingOptions(learningRate: Float(candidate.strength), seed: parameters.seed,
+                                                   threads: threads)
+            if let iterations = candidate.iterations { options.epochs = iterations }
+            return .embedding(try EmbeddingTrainer.train(problem, options: options))
+        }
+        return .linear(try trainLinearModel(candidate, problem, validation: validation))
     }
 
     /// Trains one linear model.
-    func trainModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?) throws -> LinearModel {
+    func trainLinearModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?) throws -> LinearModel {
         switch candidate.algorithm {
         case .naiveBayes:
             return try MultinomialNaiveBayes(smoothing: candidate.strength).train(problem, validation: validation)
@@ -215,19 +228,21 @@ struct TrainingPlan {
             if let iterations = candidate.iterations { trainer.maxIterations = iterations }
             return try trainer.train(problem, validation: validation)
         case .embedding:
-            throw MLKitError(.unavailable, "the embedding classifier is not available yet")
+            preconditionFailure("embeddings are trained by trainModel")
         }
     }
 
     /// The five most likely classes of each row, by probability.
-    func rankings(of model: LinearModel, on matrix: SparseMatrix) -> [[Int]] {
+    func rankings(of model: ClassifierModel, on matrix: SparseMatrix) -> [[Int]] {
         var rankings: [[Int]] = []
         rankings.reserveCapacity(matrix.rows)
-        var scores = [Float](repeating: 0, count: model.classes)
+        var scores = [Float](repeating: 0, count: labels.count)
+        var buffer = FeatureBuffer()
         scores.withUnsafeMutableBufferPointer { scores in
-            matrix.forEachRow(in: 0..<matrix.rows) { _, indices, values in
-                model.scores(indices: indices, values: values, into: scores)
-                model.probabilities(fromScores: scores)
+            for row in 0..<matrix.rows {
+                let vector = matrix.vector(at: row)
+                buffer.setCounts(zip(vector.indices, vector.values).map { (key: $0, value: $1) })
+                model.probabilities(of: buffer, into: scores)
                 rankings.append(TextClassifier.ranking(scores, 5))
             }
         }
