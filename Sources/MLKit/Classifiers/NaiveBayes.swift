@@ -29,9 +29,13 @@ struct MultinomialNaiveBayes: Sendable {
         let columns = Double(counts.compaction.fullColumns)
         let classes = problem.classCount
         let denominators = (0..<classes).map { log(counts.classTotals[$0] + smoothing * columns) }
+        let logSmoothing = log(smoothing)
         var weights = [Float](repeating: 0, count: counts.features * classes)
+        // Most (feature, class) counts are zero: their logarithm is log α, computed once.
         for index in weights.indices {
-            weights[index] = Float(log(counts.featureCounts[index] + smoothing) - denominators[index % classes])
+            let count = counts.featureCounts[index]
+            let numerator = count == 0 ? logSmoothing : log(count + smoothing)
+            weights[index] = Float(numerator - denominators[index % classes])
         }
         let unused = (0..<classes).map { Float(log(smoothing) - denominators[$0]) }
         let model = LinearModel(features: counts.compaction.fullColumns, classes: classes,
@@ -79,11 +83,15 @@ struct ComplementNaiveBayes: Sendable {
         let classes = problem.classCount
         let complementTotals = complementTotals(counts)
         var weights = [Float](repeating: 0, count: counts.features * classes)
+        let logTotals = complementTotals.map { log($0) }
         var logSums = [Double](repeating: 0, count: classes)
         for feature in 0..<counts.features {
             let total = counts.featureTotals[feature]
+            // A class without this feature has the whole total as complement count: one logarithm.
+            let logAbsent = log(total + smoothing)
             for lane in 0..<classes {
-                let logged = log((total - counts.featureCounts[feature * classes + lane] + smoothing) / complementTotals[lane])
+                let count = counts.featureCounts[feature * classes + lane]
+                let logged = (count == 0 ? logAbsent : log(total - count + smoothing)) - logTotals[lane]
                 weights[feature * classes + lane] = Float(logged)
                 logSums[lane] += logged
             }
