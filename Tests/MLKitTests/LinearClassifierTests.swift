@@ -106,7 +106,7 @@ struct NaiveBayesByHandTests {
             for lane in 0..<2 { #expect(close(weight(model, feature, lane), -log(complement[feature][lane]))) }
         }
         #expect(model.bias == [0, 0])
-        // Two classes: temperature 1 / (K − 1) = 1, scikit-learn's predict_proba.
+        // Without validation data: temperature 1, as scikit-learn's predict_proba.
         #expect(model.probability == .softmax(temperature: 1))
     }
 
