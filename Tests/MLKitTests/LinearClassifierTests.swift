@@ -106,7 +106,7 @@ struct NaiveBayesByHandTests {
             for lane in 0..<2 { #expect(close(weight(model, feature, lane), -log(complement[feature][lane]))) }
         }
         #expect(model.bias == [0, 0])
-        // Two classes: temperature 1 / (K − 1) = 1, scikit-learn's predict_proba.
+        // Without validation data: temperature 1, as scikit-learn's predict_proba.
         #expect(model.probability == .softmax(temperature: 1))
     }
 
@@ -386,5 +386,109 @@ struct ReferenceHeadlineTests {
                          "President Donald Trump is approving a new law"]
         let predicted = model.predictions(for: featurizer.matrix(for: headlines)).map { dataset.labels[Int($0)] }
         #expect(predicted == ["Tech", "US Politics"], "\(defaultTrainers[trainer].name)")
+    }
+}
+
+// MARK: - Benchmark (opt-in)
+
+/// Trains every linear trainer on real datasets and prints test accuracy and training time.
+///
+/// Runs only when `MLKIT_LINEAR_DATASETS` names a folder holding `<name>.train.json` and
+/// `<name>.test.json` (as `datasets/build_all.sh` writes them); measure in a release build:
+/// `swift test -c release -Xswiftc -enable-testing --filter LinearBenchmark`. With
+/// `MLKIT_LINEAR_EXPORT` set to a folder, the TF-IDF matrices are also written there in
+/// svmlight format, so other toolkits can be run on identical features.
+@Suite("Linear trainers on real datasets (opt-in benchmark)", .serialized,
+       .enabled(if: ProcessInfo.processInfo.environment["MLKIT_LINEAR_DATASETS"] != nil))
+struct LinearBenchmarkTests {
+    static let folder = URL(filePath: ProcessInfo.processInfo.environment["MLKIT_LINEAR_DATASETS"] ?? "/")
+    static let names = (ProcessInfo.processInfo.environment["MLKIT_LINEAR_NAMES"] ?? "vader-sentiment,fortunes-topic")
+        .split(separator: ",").map(String.init)
+
+    /// Words and bigrams, vocabulary, sublinear TF-IDF, L2-normalized: scikit-learn's
+    /// `TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)`.
+    static let configuration = FeaturizerConfiguration(maxWordNGram: 2, indexing: .vocabulary(.init()),
+                                                       weighting: .tfidf, sublinearTF: true, l2Normalize: true)
+
+    @Test("Accuracy and training time", arguments: names)
+    func benchmark(name: String) throws {
+        let train = try DatasetReader().read(contentsOf: Self.folder.appending(path: "\(name).train.json"))
+        let test = try DatasetReader().read(contentsOf: Self.folder.appending(path: "\(name).test.json"))
+        var clock = ContinuousClock.now
+        func lap() -> Double {
+            let now = ContinuousClock.now
+            defer { clock = now }
+            let elapsed = (now - clock).components
+            return Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
+        }
+        let featurizer = try Featurizer(fitting: train.examples.map(\.text), configuration: Self.configuration)
+        let labelIndex = Dictionary(uniqueKeysWithValues: train.labels.enumerated().map { ($1, Int32($0)) })
+        let training = TrainingProblem(matrix: featurizer.matrix(for: train.examples.map(\.text), threads: 2),
+                                       labels: train.examples.map { labelIndex[$0.label]! }, classCount: train.labels.count)
+        let testing = TrainingProblem(matrix: featurizer.matrix(for: test.examples.map(\.text), threads: 2),
+                                      labels: test.examples.map { labelIndex[$0.label]! }, classCount: train.labels.count)
+        print("\(name): \(training.matrix.rows) train, \(testing.matrix.rows) test, \(featurizer.dimension) features, "
+              + "\(training.matrix.nonzeros) non-zeros, featurized in \(String(format: "%.3f", lap())) s")
+        if let export = ProcessInfo.processInfo.environment["MLKIT_LINEAR_EXPORT"] {
+            try Self.writeSVMLight(training, to: URL(filePath: export).appending(path: "\(name).train.svm"))
+            try Self.writeSVMLight(testing, to: URL(filePath: export).appending(path: "\(name).test.svm"))
+            _ = lap()
+        }
+        let c = Double(ProcessInfo.processInfo.environment["MLKIT_LINEAR_C"] ?? "1") ?? 1
+        let trainers: [(String, () throws -> LinearModel)] = [
+            ("MultinomialNB", { try MultinomialNaiveBayes().train(training) }),
+            ("ComplementNB", { try ComplementNaiveBayes().train(training) }),
+            ("LogisticRegression", {
+                let environment = ProcessInfo.processInfo.environment
+                var trainer = LogisticRegression(c: c, threads: 2)
+                if let tolerance = environment["MLKIT_LINEAR_LR_TOLERANCE"].flatMap(Double.init) { trainer.tolerance = tolerance }
+                if let iterations = environment["MLKIT_LINEAR_LR_ITERATIONS"].flatMap(Int.init) { trainer.maxIterations = iterations }
+                let fit = try trainer.fit(training)
+                print("  LR: objective \(fit.objective), \(fit.iterations) iterations, \(fit.evaluations) evaluations, "
+                      + "gradient \(fit.gradientNorm / fit.initialGradientNorm) of initial, \(fit.stop)")
+                return fit.model
+            }),
+            ("LinearSVM", {
+                let fit = try LinearSVM(c: c, threads: 2).fit(training)
+                print("  SVM: iterations \(fit.iterations.reduce(0, +)) in all, largest \(fit.iterations.max()!)")
+                return fit.model
+            }),
+        ]
+        let selected = ProcessInfo.processInfo.environment["MLKIT_LINEAR_TRAINERS"]?.split(separator: ",").map(String.init)
+        for (trainerName, train) in trainers where selected?.contains(trainerName) ?? true {
+            _ = lap()
+            let cpuStart = Self.processorSeconds()
+            let model = try train()
+            let seconds = lap()
+            let cpu = Self.processorSeconds() - cpuStart
+            let accuracy = model.accuracy(on: testing)
+            let nll = ProbabilityCalibration.meanNegativeLogLikelihood(of: model, on: testing)
+            print("  \(trainerName): accuracy \(String(format: "%.4f", accuracy)), "
+                  + "train \(String(format: "%.3f", seconds)) s (CPU \(String(format: "%.3f", cpu)) s), "
+                  + "test NLL \(String(format: "%.4f", nll))")
+        }
+    }
+
+    /// The processor time of the whole process so far (all threads, user and system).
+    static func processorSeconds() -> Double {
+        var usage = rusage()
+        #if canImport(Glibc)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6
+    }
+
+    /// Writes `label index:value …` lines with 1-based indices.
+    static func writeSVMLight(_ problem: TrainingProblem, to url: URL) throws {
+        var text = ""
+        problem.matrix.forEachRow(in: 0..<problem.matrix.rows) { row, indices, values in
+            text += "\(problem.labels[row])"
+            for position in indices.indices { text += " \(indices[position] + 1):\(values[position])" }
+            text += "\n"
+        }
+        try text.write(to: url, atomically: true, encoding: .utf8)
     }
 }

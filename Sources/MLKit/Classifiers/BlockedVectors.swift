@@ -24,7 +24,7 @@ struct BlockedVectors: Sendable {
     private var blockCount: Int { (count + Self.blockSize - 1) / Self.blockSize }
 
     /// Runs `body` on the element range of every block and returns its results in block order.
-    private func forEachBlock<T: Sendable>(_ body: @escaping @Sendable (Range<Int>) -> T) -> [T] {
+    func forEachBlock<T: Sendable>(_ body: @escaping @Sendable (Range<Int>) -> T) -> [T] {
         let count = self.count
         let perBlock: @Sendable (Range<Int>) -> [T] = { blocks in
             blocks.map { block in body(block * Self.blockSize..<min(count, (block + 1) * Self.blockSize)) }
@@ -42,29 +42,14 @@ struct BlockedVectors: Sendable {
     /// `Σ aᵢ bᵢ` of two buffers.
     func dot(_ a: SharedBuffer<Float>, _ b: SharedBuffer<Float>) -> Double { dot(a.base, b.base) }
 
-    /// `y ← y + α x`.
-    func axpy(_ alpha: Float, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>) {
-        let x = SharedPointer(readOnly: x), y = SharedPointer(y)
-        _ = forEachBlock { range in VectorKernels.axpy(alpha, x.base, y.base, range) }
-    }
 
     /// `out ← x + α d`.
-    func combine(_ x: SharedBuffer<Float>, _ alpha: Float, _ d: SharedBuffer<Float>, into out: SharedBuffer<Float>) {
-        let x = SharedPointer(x.base), d = SharedPointer(d.base), out = SharedPointer(out.base)
+    func combine(_ x: UnsafePointer<Float>, _ alpha: Float, _ d: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
+        let x = SharedPointer(readOnly: x), d = SharedPointer(readOnly: d), out = SharedPointer(out)
         _ = forEachBlock { range in VectorKernels.combine(x.base, alpha, d.base, out.base, range) }
     }
 
-    /// `out ← α x`.
-    func scale(_ alpha: Float, _ x: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
-        let x = SharedPointer(readOnly: x), out = SharedPointer(out)
-        _ = forEachBlock { range in VectorKernels.combine(x.base, alpha - 1, x.base, out.base, range) }
-    }
 
-    /// `out ← a − b`.
-    func difference(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) {
-        let a = SharedPointer(readOnly: a), b = SharedPointer(readOnly: b), out = SharedPointer(out)
-        _ = forEachBlock { range in VectorKernels.combine(a.base, -1, b.base, out.base, range) }
-    }
 }
 
 /// Eight-lane SIMD loops over a range of two or three vectors.
@@ -91,11 +76,6 @@ enum VectorKernels {
         return total
     }
 
-    /// `y ← y + α x` over `range`.
-    @inline(__always)
-    static func axpy(_ alpha: Float, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, _ range: Range<Int>) {
-        combine(UnsafePointer(y), alpha, x, y, range)
-    }
 
     /// `out ← x + α d` over `range` (`out` may alias `x` or `d`).
     @inline(__always)

@@ -1,45 +1,59 @@
-/// The dual coordinate descent solver of one binary L2-regularized L2-loss SVM with a bias
-/// feature: LIBLINEAR's `-s 1 -B 1` (Hsieh, Chang, Lin, Keerthi & Sundararajan, "A dual
-/// coordinate descent method for large-scale linear SVM", ICML 2008, Algorithm 1 with the
-/// shrinking of Section 3.2).
+/// The dual coordinate descent solver of L2-regularized L2-loss SVMs with a bias feature:
+/// LIBLINEAR's `-s 1 -B 1` (Hsieh, Chang, Lin, Keerthi & Sundararajan, "A dual coordinate
+/// descent method for large-scale linear SVM", ICML 2008, Algorithm 1 with the shrinking of
+/// Section 3.2), run for several binary problems ("lanes") over the same rows at once.
 ///
-/// The primal problem, over `w` and the bias `w_b` (regularized, the weight of a constant
-/// feature 1), with labels `yᵢ = ±1` and per-example costs `Cᵢ` (`C₊` or `C₋`):
+/// Each lane `l` solves, over `w` and the bias `w_b` (the regularized weight of a constant
+/// feature 1), with labels `yᵢ = ±1` (positive when row `i` has the lane's class) and costs `Cᵢ`
+/// (`C₊` or `C₋`):
 ///
 ///     min ½(‖w‖² + w_b²) + Σᵢ Cᵢ max(0, 1 − yᵢ(w·xᵢ + w_b))²
 ///
-/// Its dual is `min_α ½ αᵀ Q̄ α − eᵀα` subject to `α ≥ 0`, with `Q̄ = Q + D`,
-/// `Qᵢⱼ = yᵢyⱼ(xᵢ·xⱼ + 1)` and `Dᵢᵢ = 1/(2Cᵢ)`, while `w = Σᵢ αᵢ yᵢ xᵢ` is kept up to date.
-/// Each outer iteration visits the active examples in a random order (a Fisher–Yates pass of
-/// ``SplitMix64``, as LIBLINEAR's `j = i + rand() % (active − i)`), and for each computes
-/// `G = yᵢ(w·xᵢ + w_b) − 1 + αᵢ Dᵢᵢ` and the projected gradient `PG` (`min(G, 0)` at `αᵢ = 0`,
-/// else `G`), then sets `αᵢ ← max(αᵢ − G/Q̄ᵢᵢ, 0)` and updates `w`. An example at `αᵢ = 0` with
-/// `G > max PG of the previous pass` is shrunk (removed from the active set). It stops when
-/// `max PG − min PG ≤ ε` over a pass of all examples (after un-shrinking once the active
-/// set has converged), or after `maxIterations` passes.
+/// through its dual `min_α ½ αᵀ Q̄ α − eᵀα` subject to `α ≥ 0`, with `Q̄ = Q + D`,
+/// `Qᵢⱼ = yᵢyⱼ(xᵢ·xⱼ + 1)`, `Dᵢᵢ = 1/(2Cᵢ)`, keeping `w = Σᵢ αᵢ yᵢ xᵢ` up to date. Each outer
+/// iteration visits the rows in a fresh random order (a forward Fisher–Yates pass of
+/// ``SplitMix64``, as LIBLINEAR's `j = i + rand() % (l − i)`). For each row still active in a
+/// lane it computes `G = yᵢ(w·xᵢ + w_b) − 1 + αᵢ Dᵢᵢ` and the projected gradient `PG`
+/// (`min(G, 0)` at `αᵢ = 0`, else `G`), then sets `αᵢ ← max(αᵢ − G/Q̄ᵢᵢ, 0)` and updates `w`.
+/// A row at `αᵢ = 0` with `G` above the lane's largest `PG` of the previous pass is shrunk
+/// (skipped by that lane). A lane stops when `max PG − min PG ≤ ε` over a pass in which no row
+/// was shrunk (if rows were shrunk, they are all reactivated first, as LIBLINEAR does), or after
+/// `maxIterations` passes.
+///
+/// Why lanes: one-vs-rest problems share their rows, and the weights are stored feature-major
+/// (`(features + 1) × lanes`, the last row the bias). Visiting a row computes the margins of all
+/// lanes with one SIMD pass over contiguous weight rows (``SparseKernels/accumulateRows``) and
+/// updates them the same way, instead of one cache miss per lane and feature. A lane's
+/// iterates depend only on its own data and on the sequence of visiting orders, which every
+/// lane shares: so each lane follows exactly the algorithm above (its visiting order is a
+/// uniformly random order of its active rows), and its result does not depend on which other
+/// lanes run beside it. Only the random stream differs from LIBLINEAR's.
+///
+/// Weights and dual variables are single precision; margins are accumulated in single
+/// precision too, far below the `ε = 0.1` scale of the stopping rule.
 struct DualCoordinateDescent: Sendable {
     /// The training rows (compact columns).
     let matrix: SparseMatrix
+    /// The class of each row.
+    let labels: [Int32]
     /// `xᵢ·xᵢ + 1` per row (the 1 is the bias feature).
-    let squaredNorms: [Double]
+    let squaredNorms: [Float]
     /// The stopping tolerance `ε` on `max PG − min PG`.
-    let tolerance: Double
-    /// The largest number of outer iterations.
+    let tolerance: Float
+    /// The largest number of outer iterations per lane.
     let maxIterations: Int
 
-    /// Prepares the solver for the rows of `matrix`.
-    init(matrix: SparseMatrix, tolerance: Double, maxIterations: Int) {
-        self.matrix = matrix
-        var norms = [Double](repeating: 1, count: matrix.rows)
-        matrix.forEachRow(in: 0..<matrix.rows) { row, _, values in
-            for value in values { norms[row] += Double(value) * Double(value) }
-        }
-        squaredNorms = norms
-        self.tolerance = tolerance
-        self.maxIterations = maxIterations
+    /// One binary problem: the rows of `positiveClass` against all others.
+    struct Lane: Sendable {
+        /// The class whose rows are positive.
+        let positiveClass: Int32
+        /// `C₊`, the cost of positive rows.
+        let positiveCost: Double
+        /// `C₋`, the cost of negative rows.
+        let negativeCost: Double
     }
 
-    /// The solution of one binary problem.
+    /// The solution of one lane.
     struct Solution: Sendable {
         /// `w` over the compact columns.
         let weights: [Float]
@@ -49,121 +63,230 @@ struct DualCoordinateDescent: Sendable {
         let iterations: Int
     }
 
-    /// Solves the problem whose positive examples are those with `isPositive[i]`.
-    /// - Parameters:
-    ///   - isPositive: The label of each row.
-    ///   - positiveCost: `C₊`, the cost of positive examples.
-    ///   - negativeCost: `C₋`.
-    ///   - seed: The seed of the visiting order.
-    func solve(isPositive: [Bool], positiveCost: Double, negativeCost: Double, seed: UInt64) -> Solution {
-        var state = DualState(rows: matrix.rows, columns: matrix.columns, isPositive: isPositive,
-                              positiveCost: positiveCost, negativeCost: negativeCost, squaredNorms: squaredNorms)
-        var generator = SplitMix64(seed: seed)
-        var iterations = 0
-        var active = matrix.rows
-        var previousMax = Double.infinity
-        while iterations < maxIterations {
-            state.shuffle(active: active, with: &generator)
-            let (largest, smallest) = pass(&state, active: &active, shrinkAbove: previousMax)
-            iterations += 1
-            if largest - smallest <= tolerance {
-                if active == matrix.rows { break }
-                active = matrix.rows
-                previousMax = .infinity
-                continue
-            }
-            previousMax = largest <= 0 ? .infinity : largest
+    /// Prepares the solver for the rows of `matrix` and their classes.
+    init(matrix: SparseMatrix, labels: [Int32], tolerance: Double, maxIterations: Int) {
+        self.matrix = matrix
+        self.labels = labels
+        var norms = [Float](repeating: 1, count: matrix.rows)
+        matrix.forEachRow(in: 0..<matrix.rows) { row, _, values in
+            var total: Double = 1
+            for value in values { total += Double(value) * Double(value) }
+            norms[row] = Float(total)
         }
-        return Solution(weights: state.weights.map { Float($0) }, bias: Float(state.bias), iterations: iterations)
+        squaredNorms = norms
+        self.tolerance = Float(tolerance)
+        self.maxIterations = maxIterations
     }
 
-    /// One pass over the active examples in the current order; returns `(max PG, min PG)`.
-    private func pass(_ state: inout DualState, active: inout Int, shrinkAbove threshold: Double) -> (Double, Double) {
-        var largest = -Double.infinity, smallest = Double.infinity
-        matrix.indices.withUnsafeBufferPointer { indices in
-            matrix.values.withUnsafeBufferPointer { values in
-                var position = 0
-                while position < active {
-                    let row = Int(state.order[position])
-                    let entries = matrix.rowStarts[row]..<matrix.rowStarts[row + 1]
-                    let rowIndices = UnsafeBufferPointer(rebasing: indices[entries])
-                    let rowValues = UnsafeBufferPointer(rebasing: values[entries])
-                    let sign = state.signs[row]
-                    let gradient = sign * state.margin(rowIndices, rowValues) - 1 + state.alpha[row] * state.diagonal[row]
-                    var projected = 0.0
-                    if state.alpha[row] == 0 {
-                        if gradient > threshold {
-                            active -= 1
-                            state.order.swapAt(position, active)
-                            continue
-                        }
-                        projected = min(gradient, 0)
-                    } else {
-                        projected = gradient
+    /// Solves `lanes` together, visiting rows in the orders drawn from `SplitMix64(seed)`.
+    func solve(lanes: [Lane], seed: UInt64) -> [Solution] {
+        let state = LaneState(solver: self, lanes: lanes)
+        var generator = SplitMix64(seed: seed)
+        let order = SharedBuffer<Int32>(count: matrix.rows, repeating: 0)
+        for row in 0..<matrix.rows { order.base[row] = Int32(row) }
+        matrix.rowStarts.withUnsafeBufferPointer { starts in
+            matrix.indices.withUnsafeBufferPointer { indices in
+                matrix.values.withUnsafeBufferPointer { values in
+                    let rows = RowPointers(starts: starts.baseAddress!, indices: indices.baseAddress!,
+                                           values: values.baseAddress!)
+                    while state.hasRunningLanes {
+                        Self.shuffle(order, with: &generator)
+                        state.pass(rows, order: order)
+                        state.finishPass(tolerance: tolerance, maxIterations: maxIterations)
                     }
-                    largest = max(largest, projected)
-                    smallest = min(smallest, projected)
-                    if abs(projected) > 1e-12 {
-                        let old = state.alpha[row]
-                        state.alpha[row] = max(old - gradient / state.curvature[row], 0)
-                        state.add((state.alpha[row] - old) * sign, rowIndices, rowValues)
-                    }
-                    position += 1
                 }
             }
         }
-        return (largest, smallest)
+        return state.solutions()
+    }
+
+    /// A forward Fisher–Yates shuffle: for each `i`, swap with `j` uniform in `i..<n`.
+    private static func shuffle(_ order: SharedBuffer<Int32>, with generator: inout SplitMix64) {
+        let count = order.count
+        for position in 0..<count {
+            let pick = position + Int(generator.next(below: UInt64(count - position)))
+            let kept = order.base[position]
+            order.base[position] = order.base[pick]
+            order.base[pick] = kept
+        }
     }
 }
 
-/// The variables of one dual coordinate descent run.
-private struct DualState {
-    var weights: [Double]
-    var bias = 0.0
-    var alpha: [Double]
-    /// `yᵢ` as ±1.
-    let signs: [Double]
-    /// `Dᵢᵢ = 1/(2Cᵢ)`.
-    let diagonal: [Double]
-    /// `Q̄ᵢᵢ = xᵢ·xᵢ + 1 + Dᵢᵢ`.
-    let curvature: [Double]
-    /// The visiting order; its first `active` entries are the active set.
-    var order: [Int32]
+/// The rows of a CSR matrix as raw pointers, for the solver's inner loop.
+private struct RowPointers {
+    let starts: UnsafePointer<Int>
+    let indices: UnsafePointer<Int32>
+    let values: UnsafePointer<Float>
+}
 
-    init(rows: Int, columns: Int, isPositive: [Bool], positiveCost: Double, negativeCost: Double,
-         squaredNorms: [Double]) {
-        weights = [Double](repeating: 0, count: columns)
-        alpha = [Double](repeating: 0, count: rows)
-        signs = isPositive.map { $0 ? 1 : -1 }
-        diagonal = isPositive.map { 0.5 / ($0 ? positiveCost : negativeCost) }
-        curvature = zip(squaredNorms, diagonal).map { $0 + $1 }
-        order = (0..<rows).map { Int32($0) }
+/// The variables of a run of lanes, in buffers that the inner loop reaches through plain pointers.
+private final class LaneState {
+    let solver: DualCoordinateDescent
+    let lanes: [DualCoordinateDescent.Lane]
+    let laneCount: Int
+    let rows: Int
+    let features: Int
+    /// `(features + 1) × lanes` weights, feature-major; the last row is the bias.
+    let weights: SharedBuffer<Float>
+    /// `rows × lanes` dual variables.
+    let alpha: SharedBuffer<Float>
+    /// `rows × lanes` flags: 1 while the row is active in the lane.
+    let active: SharedBuffer<UInt8>
+    /// The number of lanes in which each row is active (0: the row is skipped).
+    let activeLanes: SharedBuffer<Int32>
+    /// `D` for positive and negative rows, per lane.
+    let positiveDiagonal: SharedBuffer<Float>
+    let negativeDiagonal: SharedBuffer<Float>
+    /// The class and `xᵢ·xᵢ + 1` of each row.
+    let labels: SharedBuffer<Int32>
+    let squaredNorms: SharedBuffer<Float>
+    /// Per lane: active rows, `max PG` of the previous pass, this pass's extremes, passes run,
+    /// and whether the lane has stopped.
+    let activeRows: SharedBuffer<Int>
+    let previousMax: SharedBuffer<Float>
+    let passMax: SharedBuffer<Float>
+    let passMin: SharedBuffer<Float>
+    /// The positive class of each lane.
+    let positiveClasses: SharedBuffer<Int32>
+    var iterations: [Int]
+    var stopped: [Bool]
+    /// Scratch: the margins and the steps of the current row.
+    let margins: SharedBuffer<Float>
+    let steps: SharedBuffer<Float>
+
+    init(solver: DualCoordinateDescent, lanes: [DualCoordinateDescent.Lane]) {
+        self.solver = solver
+        self.lanes = lanes
+        laneCount = lanes.count
+        rows = solver.matrix.rows
+        features = solver.matrix.columns
+        weights = SharedBuffer(count: (features + 1) * laneCount, repeating: 0)
+        alpha = SharedBuffer(count: rows * laneCount, repeating: 0)
+        active = SharedBuffer(count: rows * laneCount, repeating: 1)
+        activeLanes = SharedBuffer(count: rows, repeating: Int32(laneCount))
+        positiveDiagonal = SharedBuffer(copying: lanes.map { Float(0.5 / $0.positiveCost) })
+        negativeDiagonal = SharedBuffer(copying: lanes.map { Float(0.5 / $0.negativeCost) })
+        labels = SharedBuffer(copying: solver.labels)
+        squaredNorms = SharedBuffer(copying: solver.squaredNorms)
+        activeRows = SharedBuffer(count: laneCount, repeating: rows)
+        previousMax = SharedBuffer(count: laneCount, repeating: .infinity)
+        passMax = SharedBuffer(count: laneCount, repeating: -.infinity)
+        passMin = SharedBuffer(count: laneCount, repeating: .infinity)
+        positiveClasses = SharedBuffer(copying: lanes.map(\.positiveClass))
+        iterations = Array(repeating: 0, count: laneCount)
+        stopped = Array(repeating: false, count: laneCount)
+        margins = SharedBuffer(count: laneCount, repeating: 0)
+        steps = SharedBuffer(count: laneCount, repeating: 0)
     }
 
-    /// Shuffles the active part of the order: for each `i`, swap with `j` uniform in `i..<active`.
-    mutating func shuffle(active: Int, with generator: inout SplitMix64) {
-        for position in 0..<active {
-            let pick = position + Int(generator.next(below: UInt64(active - position)))
-            order.swapAt(position, pick)
+    var hasRunningLanes: Bool { stopped.contains(false) }
+
+    /// One pass over the rows in `order`, updating every lane in which a row is active.
+    func pass(_ rowPointers: RowPointers, order: SharedBuffer<Int32>) {
+        let lanes = laneCount, weights = weights.base, alpha = alpha.base, active = active.base
+        let previousMax = previousMax.base, passMax = passMax.base, passMin = passMin.base
+        let positiveClasses = positiveClasses.base, labels = labels.base, squaredNorms = squaredNorms.base
+        let positiveDiagonal = positiveDiagonal.base, negativeDiagonal = negativeDiagonal.base
+        let margins = margins.base, steps = steps.base, activeLanes = activeLanes.base
+        let biasRow = weights + features * lanes
+        for position in 0..<rows {
+            let row = Int(order.base[position])
+            guard activeLanes[row] > 0 else { continue }
+            let start = rowPointers.starts[row], end = rowPointers.starts[row + 1]
+            let indices = UnsafeBufferPointer(start: rowPointers.indices + start, count: end - start)
+            let values = UnsafeBufferPointer(start: rowPointers.values + start, count: end - start)
+            margins.update(from: biasRow, count: lanes)
+            SparseKernels.accumulateRows(indices: indices, values: values, weights: weights, classes: lanes,
+                                         into: margins)
+            let label = labels[row]
+            let curvatureBase = squaredNorms[row]
+            var moved = false
+            for lane in 0..<lanes {
+                steps[lane] = 0
+                let slot = row * lanes + lane
+                guard active[slot] != 0 else { continue }
+                let positive = positiveClasses[lane] == label
+                let sign: Float = positive ? 1 : -1
+                let diagonal = positive ? positiveDiagonal[lane] : negativeDiagonal[lane]
+                let gradient = sign * margins[lane] - 1 + alpha[slot] * diagonal
+                var projected = gradient
+                if alpha[slot] == 0 {
+                    if gradient > previousMax[lane] {
+                        shrink(row: row, lane: lane)
+                        continue
+                    }
+                    projected = min(gradient, 0)
+                }
+                passMax[lane] = max(passMax[lane], projected)
+                passMin[lane] = min(passMin[lane], projected)
+                guard abs(projected) > 1e-12 else { continue }
+                let old = alpha[slot]
+                alpha[slot] = max(old - gradient / (curvatureBase + diagonal), 0)
+                steps[lane] = (alpha[slot] - old) * sign
+                moved = true
+            }
+            if moved { update(indices, values, biasRow: biasRow) }
         }
     }
 
-    /// `w·x + w_b`.
+    /// `w ← w + step·x` and `w_b ← w_b + step` in every lane at once.
     @inline(__always)
-    func margin(_ indices: UnsafeBufferPointer<Int32>, _ values: UnsafeBufferPointer<Float>) -> Double {
-        weights.withUnsafeBufferPointer { weights in
-            var total = bias
-            for position in indices.indices { total += weights[Int(indices[position])] * Double(values[position]) }
-            return total
+    private func update(_ indices: UnsafeBufferPointer<Int32>, _ values: UnsafeBufferPointer<Float>,
+                        biasRow: UnsafeMutablePointer<Float>) {
+        SparseKernels.scatterUpdate(indices: indices, values: values, gradient: steps.base, scale: 1,
+                                    classes: laneCount, weights: weights.base)
+        for lane in 0..<laneCount { biasRow[lane] += steps.base[lane] }
+    }
+
+    private func shrink(row: Int, lane: Int) {
+        active.base[row * laneCount + lane] = 0
+        activeLanes.base[row] -= 1
+        activeRows.base[lane] -= 1
+    }
+
+    /// Applies each running lane's stopping rule after a pass: stop, reactivate shrunk rows, or
+    /// carry `max PG` over to the next pass's shrinking test.
+    func finishPass(tolerance: Float, maxIterations: Int) {
+        let passMax = passMax.base, passMin = passMin.base, previousMax = previousMax.base
+        for lane in 0..<laneCount where !stopped[lane] {
+            iterations[lane] += 1
+            if passMax[lane] - passMin[lane] <= tolerance {
+                if activeRows.base[lane] == rows {
+                    stop(lane)
+                } else {
+                    setAllRows(lane, active: true)
+                    previousMax[lane] = .infinity
+                }
+            } else {
+                previousMax[lane] = passMax[lane] <= 0 ? .infinity : passMax[lane]
+            }
+            if !stopped[lane] && iterations[lane] >= maxIterations { stop(lane) }
+            passMax[lane] = -.infinity
+            passMin[lane] = .infinity
         }
     }
 
-    /// `w ← w + d·x`, `w_b ← w_b + d`.
-    @inline(__always)
-    mutating func add(_ step: Double, _ indices: UnsafeBufferPointer<Int32>, _ values: UnsafeBufferPointer<Float>) {
-        bias += step
-        weights.withUnsafeMutableBufferPointer { weights in
-            for position in indices.indices { weights[Int(indices[position])] += step * Double(values[position]) }
+    private func stop(_ lane: Int) {
+        stopped[lane] = true
+        setAllRows(lane, active: false)
+    }
+
+    /// Marks every row active (or inactive) in `lane`, keeping the counts right.
+    private func setAllRows(_ lane: Int, active isActive: Bool) {
+        let flag: UInt8 = isActive ? 1 : 0
+        for row in 0..<rows where active.base[row * laneCount + lane] != flag {
+            active.base[row * laneCount + lane] = flag
+            activeLanes.base[row] += isActive ? 1 : -1
+        }
+        activeRows.base[lane] = isActive ? rows : 0
+    }
+
+    /// Each lane's weights, bias and iteration count.
+    func solutions() -> [DualCoordinateDescent.Solution] {
+        (0..<laneCount).map { lane in
+            DualCoordinateDescent.Solution(weights: (0..<features).map { weights.base[$0 * laneCount + lane] },
+                                           bias: weights.base[features * laneCount + lane],
+                                           iterations: iterations[lane])
         }
     }
 }

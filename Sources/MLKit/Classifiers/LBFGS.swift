@@ -1,10 +1,23 @@
 /// Limited-memory BFGS (Nocedal 1980; Liu & Nocedal 1989) for smooth unconstrained
 /// minimization of `f: ℝⁿ → ℝ`, given a closure that returns `f(x)` and writes `∇f(x)`.
 ///
-/// Each iteration computes the direction `d = −H ∇f` with the two-loop recursion over the last
-/// ``memory`` pairs `sᵢ = xᵢ₊₁ − xᵢ`, `yᵢ = ∇fᵢ₊₁ − ∇fᵢ` and the initial scaling
-/// `H₀ = (sᵀy / yᵀy) I` (Nocedal & Wright, *Numerical Optimization*, 2nd ed., Algorithm 7.4),
-/// then steps `x ← x + α d` with a step `α` that satisfies the strong Wolfe conditions
+/// Each iteration computes the direction `d = −H ∇f`, where `H` is the BFGS inverse Hessian
+/// approximation built from the last ``memory`` pairs `sᵢ = xᵢ₊₁ − xᵢ`, `yᵢ = ∇fᵢ₊₁ − ∇fᵢ` on
+/// `H₀ = γI`, `γ = sᵀy / yᵀy` of the newest pair. It is applied in the compact form of Byrd,
+/// Nocedal & Schnabel, "Representations of quasi-Newton matrices and their use in limited
+/// memory methods", Math. Programming 63 (1994), Theorem 2.2:
+///
+///     H g = γ g + S p − γ Y t,   t = R⁻¹ Sᵀg,   p = R⁻ᵀ((D + γ YᵀY) t − γ Yᵀg)
+///
+/// with `S`, `Y` the pairs as columns, `R` the upper triangle of `SᵀY` and `D` its diagonal.
+/// This is the same direction as the two-loop recursion (Nocedal & Wright, *Numerical
+/// Optimization*, 2nd ed., Algorithm 7.4), but it streams each stored vector through memory
+/// twice per iteration instead of reading and writing the direction `2m` times: once to
+/// compute every dot product the small `m × m` matrices need (fused with forming `y`), once to
+/// combine the direction. On problems with millions of weights, that memory traffic is the cost
+/// of an iteration.
+///
+/// It then steps `x ← x + α d` with a step `α` that satisfies the strong Wolfe conditions
 /// `f(x + αd) ≤ f(x) + c₁ α ∇fᵀd` and `|∇f(x + αd)ᵀd| ≤ c₂ |∇fᵀd|` (`c₁ = 10⁻⁴`, `c₂ = 0.9`),
 /// found by bracketing and cubic-interpolation zoom (Algorithms 3.5 and 3.6).
 ///
@@ -69,7 +82,6 @@ struct LBFGS: Sendable {
 
 /// The state of one L-BFGS minimization.
 private struct LBFGSRun {
-    let count: Int
     let objective: LBFGS.Objective
     let vectors: BlockedVectors
     /// The current point and its gradient.
@@ -81,15 +93,15 @@ private struct LBFGSRun {
     /// The best point of a line search so far (the low end of the zoom bracket).
     var bracketPoint: SharedBuffer<Float>
     var bracketGradient: SharedBuffer<Float>
-    let direction: SharedBuffer<Float>
-    var history: CorrectionHistory
+    var history: CompactHistory
     var value: Double = 0
+    var gradientSquare: Double = 0
     var evaluations = 0
 
     init(start: [Float], memory: Int, threads: Int, objective: @escaping LBFGS.Objective) {
-        count = start.count
+        let count = start.count
         self.objective = objective
-        vectors = BlockedVectors(count: start.count, threads: threads)
+        vectors = BlockedVectors(count: count, threads: threads)
         point = SharedBuffer(count: count, repeating: 0)
         _ = point.buffer.update(from: start)
         gradient = SharedBuffer(count: count, repeating: 0)
@@ -97,53 +109,48 @@ private struct LBFGSRun {
         trialGradient = SharedBuffer(count: count, repeating: 0)
         bracketPoint = SharedBuffer(count: count, repeating: 0)
         bracketGradient = SharedBuffer(count: count, repeating: 0)
-        direction = SharedBuffer(count: count, repeating: 0)
-        history = CorrectionHistory(memory: max(1, memory), count: count)
+        history = CompactHistory(memory: max(1, memory), count: count)
     }
+
+    /// The direction of the current iteration: the history's spare step slot.
+    var direction: UnsafeMutablePointer<Float> { history.direction }
 
     mutating func solve(tolerance: Double, maxIterations: Int) -> LBFGS.Result {
         value = evaluate(point, into: gradient)
-        let initialNorm = vectors.dot(gradient, gradient).squareRoot()
-        var norm = initialNorm
+        gradientSquare = vectors.dot(gradient, gradient)
+        let initialNorm = gradientSquare.squareRoot()
         var iterations = 0
         var stop = LBFGS.Stop.iterationLimit
         while true {
-            if !(norm > tolerance * initialNorm) { stop = .converged; break }
+            if !(gradientSquare.squareRoot() > tolerance * initialNorm) { stop = .converged; break }
             if iterations >= maxIterations { stop = .iterationLimit; break }
             let previous = value
-            guard step(firstIteration: iterations == 0, gradientNorm: norm) else { stop = .lineSearchFailed; break }
+            guard step() else { stop = .lineSearchFailed; break }
             iterations += 1
-            norm = vectors.dot(gradient, gradient).squareRoot()
-            if previous - value <= 1e-10 * max(abs(value), 1) && norm > tolerance * initialNorm {
+            if previous - value <= 1e-10 * max(abs(value), 1) && gradientSquare.squareRoot() > tolerance * initialNorm {
                 stop = .noProgress
                 break
             }
         }
-        return LBFGS.Result(solution: point.array, value: value, gradientNorm: norm, initialGradientNorm: initialNorm,
-                            iterations: iterations, evaluations: evaluations, stop: stop)
+        return LBFGS.Result(solution: point.array, value: value, gradientNorm: gradientSquare.squareRoot(),
+                            initialGradientNorm: initialNorm, iterations: iterations, evaluations: evaluations,
+                            stop: stop)
     }
 
     /// One iteration: a quasi-Newton step, or a steepest-descent step if that fails.
     /// Returns `false` when neither lowers `f`.
-    private mutating func step(firstIteration: Bool, gradientNorm: Double) -> Bool {
-        history.direction(for: gradient, into: direction, vectors: vectors)
-        var slope = vectors.dot(direction, gradient)
+    private mutating func step() -> Bool {
+        var slope = history.computeDirection(gradient: gradient, vectors: vectors)
         if !(slope < 0) {
             history.reset()
-            slope = steepestDescent()
+            slope = history.computeDirection(gradient: gradient, vectors: vectors)
         }
-        let initialStep = history.isEmpty ? 1 / max(gradientNorm, 1e-30) : 1
-        if lineSearch(slope: slope, initialStep: initialStep) { return true }
+        let steepestStep = 1 / max(gradientSquare.squareRoot(), 1e-30)
+        if lineSearch(slope: slope, initialStep: history.isEmpty ? steepestStep : 1) { return true }
         guard !history.isEmpty else { return false }
         history.reset()
-        slope = steepestDescent()
-        return lineSearch(slope: slope, initialStep: 1 / max(gradientNorm, 1e-30))
-    }
-
-    /// Sets the direction to `−∇f` and returns its slope `−‖∇f‖²`.
-    private mutating func steepestDescent() -> Double {
-        for index in 0..<count { direction.base[index] = -gradient.base[index] }
-        return -vectors.dot(gradient, gradient)
+        slope = history.computeDirection(gradient: gradient, vectors: vectors)
+        return lineSearch(slope: slope, initialStep: steepestStep)
     }
 
     /// `f` and `∇f` at `x`.
@@ -154,9 +161,9 @@ private struct LBFGSRun {
 
     /// `f` and the directional derivative at `x + α d`, left in the trial buffers.
     private mutating func evaluateTrial(step: Double) -> (value: Double, slope: Double) {
-        vectors.combine(point, Float(step), direction, into: trialPoint)
+        vectors.combine(point.base, Float(step), direction, into: trialPoint.base)
         let trialValue = evaluate(trialPoint, into: trialGradient)
-        return (trialValue, vectors.dot(trialGradient, direction))
+        return (trialValue, vectors.dot(trialGradient.base, direction))
     }
 
     /// Finds a strong Wolfe step along ``direction`` (Nocedal & Wright, Algorithm 3.5), accepts
@@ -234,12 +241,9 @@ private struct LBFGSRun {
     /// Makes the trial point (or, when `fromTrial` is false, the bracket point) current and
     /// records the correction pair `s = αd`, `y = ∇f₊ − ∇f`.
     private mutating func accept(step: Double, value newValue: Double, fromTrial: Bool) -> Bool {
-        if !fromTrial {
-            swap(&trialPoint, &bracketPoint)
-            swap(&trialGradient, &bracketGradient)
-        }
-        history.record(step: Float(step), direction: direction, oldGradient: gradient, newGradient: trialGradient,
-                       vectors: vectors)
+        if !fromTrial { keepTrialAsBracket() }
+        gradientSquare = history.record(step: Float(step), oldGradient: gradient, newGradient: trialGradient,
+                                        vectors: vectors)
         swap(&point, &trialPoint)
         swap(&gradient, &trialGradient)
         value = newValue
@@ -247,71 +251,145 @@ private struct LBFGSRun {
     }
 }
 
-/// The last `m` correction pairs `(sᵢ, yᵢ)` with `ρᵢ = 1 / sᵢᵀyᵢ`, in a ring, and the two-loop
-/// recursion that applies the implicit inverse Hessian approximation to a gradient.
-private struct CorrectionHistory {
+/// The last `m` correction pairs in compact form (Byrd, Nocedal & Schnabel 1994): `m + 1`
+/// slots for `s` and for `y` (the spare slot holds the direction being tried, then the newest
+/// pair), and by slot the dot products `sᵢ·yⱼ`, `yᵢ·yⱼ`, `sᵢ·g` and `yᵢ·g` that the direction
+/// needs.
+private struct CompactHistory {
     let memory: Int
     let count: Int
-    /// `memory × count` floats each: slot `j` holds one `s` (or `y`) vector.
     let steps: SharedBuffer<Float>
-    let gradientChanges: SharedBuffer<Float>
-    var rho: [Double]
-    var alpha: [Double]
-    /// The slot of the newest pair, and the number of pairs stored.
-    var newest = -1
-    var stored = 0
-    /// `sᵀy / yᵀy` of the newest pair: the initial Hessian scaling.
-    var scaling = 1.0
+    let changes: SharedBuffer<Float>
+    /// The slots of the stored pairs, oldest first, and the spare slot.
+    var order: [Int] = []
+    var spare = 0
+    /// `s_a·y_b`, `y_a·y_b` by slot, `(m + 1)²` each.
+    var sy: [Double]
+    var yy: [Double]
+    /// `s_a·g` and `y_a·g` for the current gradient `g`, by slot.
+    var sg: [Double]
+    var yg: [Double]
+    /// `γ = sᵀy / yᵀy` of the newest pair.
+    var gamma = 1.0
 
     init(memory: Int, count: Int) {
         self.memory = memory
         self.count = count
-        steps = SharedBuffer(count: memory * count, repeating: 0)
-        gradientChanges = SharedBuffer(count: memory * count, repeating: 0)
-        rho = Array(repeating: 0, count: memory)
-        alpha = Array(repeating: 0, count: memory)
+        steps = SharedBuffer(count: (memory + 1) * count, repeating: 0)
+        changes = SharedBuffer(count: (memory + 1) * count, repeating: 0)
+        sy = Array(repeating: 0, count: (memory + 1) * (memory + 1))
+        yy = sy
+        sg = Array(repeating: 0, count: memory + 1)
+        yg = sg
     }
 
-    var isEmpty: Bool { stored == 0 }
+    var isEmpty: Bool { order.isEmpty }
 
-    mutating func reset() {
-        stored = 0
-        newest = -1
-        scaling = 1
-    }
+    /// Where the direction is written: the spare `s` slot.
+    var direction: UnsafeMutablePointer<Float> { steps.base + spare * count }
 
     private func s(_ slot: Int) -> UnsafeMutablePointer<Float> { steps.base + slot * count }
-    private func y(_ slot: Int) -> UnsafeMutablePointer<Float> { gradientChanges.base + slot * count }
+    private func y(_ slot: Int) -> UnsafeMutablePointer<Float> { changes.base + slot * count }
 
-    /// Stores `s = α d` and `y = ∇f₊ − ∇f`, unless `sᵀy ≤ 10⁻¹⁰ yᵀy` (which would break positive
-    /// definiteness; the Wolfe conditions rule it out except through rounding).
-    mutating func record(step: Float, direction: SharedBuffer<Float>, oldGradient: SharedBuffer<Float>,
-                         newGradient: SharedBuffer<Float>, vectors: BlockedVectors) {
-        let slot = (newest + 1) % memory
-        vectors.scale(step, direction.base, into: s(slot))
-        vectors.difference(newGradient.base, oldGradient.base, into: y(slot))
-        let sy = vectors.dot(s(slot), y(slot))
-        let yy = vectors.dot(y(slot), y(slot))
-        guard sy > 1e-10 * yy, sy.isFinite, yy > 0 else { return }
-        newest = slot
-        stored = min(stored + 1, memory)
-        rho[slot] = 1 / sy
-        scaling = sy / yy
+    mutating func reset() {
+        order.removeAll()
+        gamma = 1
     }
 
-    /// `d = −H ∇f` by the two-loop recursion (Nocedal & Wright, Algorithm 7.4).
-    mutating func direction(for gradient: SharedBuffer<Float>, into d: SharedBuffer<Float>, vectors: BlockedVectors) {
-        vectors.scale(-1, gradient.base, into: d.base)
-        for back in 0..<stored {
-            let slot = (newest - back + memory) % memory
-            alpha[slot] = rho[slot] * vectors.dot(s(slot), d.base)
-            vectors.axpy(Float(-alpha[slot]), y(slot), d.base)
+    /// Writes `d = −H g = −γ g − S p + γ Y t` into the spare slot and returns `d·g`.
+    mutating func computeDirection(gradient: SharedBuffer<Float>, vectors: BlockedVectors) -> Double {
+        let (t, p) = smallSolve()
+        let slots = order, count = self.count
+        let gCoefficient = Float(-gamma)
+        let sCoefficients = p.map { Float(-$0) }, yCoefficients = t.map { Float(gamma * $0) }
+        let g = SharedPointer(gradient.base), d = SharedPointer(direction)
+        let sBase = SharedPointer(steps.base), yBase = SharedPointer(changes.base)
+        return vectors.forEachBlock { range in
+            VectorKernels.combine(g.base, gCoefficient - 1, g.base, d.base, range)
+            for (index, slot) in slots.enumerated() {
+                VectorKernels.combine(d.base, sCoefficients[index], sBase.base + slot * count, d.base, range)
+                VectorKernels.combine(d.base, yCoefficients[index], yBase.base + slot * count, d.base, range)
+            }
+            return VectorKernels.dot(d.base, g.base, range)
+        }.reduce(0, +)
+    }
+
+    /// `t = R⁻¹ u` and `p = R⁻ᵀ((D + γ YᵀY) t − γ v)` for `u = Sᵀg`, `v = Yᵀg`, in the order of the pairs.
+    private func smallSolve() -> (t: [Double], p: [Double]) {
+        let k = order.count, width = memory + 1
+        func r(_ i: Int, _ j: Int) -> Double { sy[order[i] * width + order[j]] }
+        var t = [Double](repeating: 0, count: k)
+        for i in stride(from: k - 1, through: 0, by: -1) {
+            var total = sg[order[i]]
+            for j in (i + 1)..<max(i + 1, k) { total -= r(i, j) * t[j] }
+            t[i] = total / r(i, i)
         }
-        vectors.scale(Float(scaling), d.base, into: d.base)
-        for forward in stride(from: stored - 1, through: 0, by: -1) {
-            let slot = (newest - forward + memory) % memory
-            let beta = rho[slot] * vectors.dot(y(slot), d.base)
-            vectors.axpy(Float(alpha[slot] - beta), s(slot), d.base)
+        var w = [Double](repeating: 0, count: k)
+        for i in 0..<k {
+            var total = r(i, i) * t[i] - gamma * yg[order[i]]
+            for j in 0..<k { total += gamma * yy[order[i] * width + order[j]] * t[j] }
+            w[i] = total
+        }
+        var p = [Double](repeating: 0, count: k)
+        for i in 0..<k {
+            var total = w[i]
+            for j in 0..<i { total -= r(j, i) * p[j] }
+            p[i] = total / r(i, i)
+        }
+        return (t, p)
+    }
+
+    /// After a step `α` along the spare slot's direction: scales it to `s = αd`, forms
+    /// `y = g₊ − g` in the spare `y` slot, and in the same pass takes every dot product of the
+    /// stored and new vectors with `y` and `g₊`. Keeps the pair if `sᵀy > 10⁻¹⁰ yᵀy` (dropping the
+    /// oldest when full). Returns `g₊·g₊`.
+    mutating func record(step: Float, oldGradient: SharedBuffer<Float>, newGradient: SharedBuffer<Float>,
+                         vectors: BlockedVectors) -> Double {
+        let slots = order + [spare], count = self.count
+        let old = SharedPointer(oldGradient.base), new = SharedPointer(newGradient.base)
+        let sBase = SharedPointer(steps.base), yBase = SharedPointer(changes.base), newSlot = spare
+        let blocks = vectors.forEachBlock { range -> [Double] in
+            let sNew = sBase.base + newSlot * count, yNew = yBase.base + newSlot * count
+            VectorKernels.combine(sNew, step - 1, sNew, sNew, range)
+            VectorKernels.combine(new.base, -1, old.base, yNew, range)
+            var sums = [Double](repeating: 0, count: 4 * slots.count + 1)
+            for (index, slot) in slots.enumerated() {
+                let s = sBase.base + slot * count, y = yBase.base + slot * count
+                sums[4 * index] = VectorKernels.dot(s, yNew, range)
+                sums[4 * index + 1] = VectorKernels.dot(y, yNew, range)
+                sums[4 * index + 2] = VectorKernels.dot(s, new.base, range)
+                sums[4 * index + 3] = VectorKernels.dot(y, new.base, range)
+            }
+            sums[4 * slots.count] = VectorKernels.dot(new.base, new.base, range)
+            return sums
+        }
+        var totals = [Double](repeating: 0, count: 4 * slots.count + 1)
+        for block in blocks { for index in totals.indices { totals[index] += block[index] } }
+        store(totals, slots: slots)
+        return totals[4 * slots.count]
+    }
+
+    /// Files the dot products of ``record(step:oldGradient:newGradient:vectors:)`` by slot.
+    private mutating func store(_ totals: [Double], slots: [Int]) {
+        let width = memory + 1, newSlot = spare
+        for (index, slot) in slots.enumerated() {
+            sg[slot] = totals[4 * index + 2]
+            yg[slot] = totals[4 * index + 3]
+        }
+        let last = 4 * (slots.count - 1)
+        let curvature = totals[last], newSquare = totals[last + 1]
+        guard curvature > 1e-10 * newSquare, curvature.isFinite, newSquare > 0 else { return }
+        for (index, slot) in slots.enumerated() {
+            sy[slot * width + newSlot] = totals[4 * index]
+            yy[slot * width + newSlot] = totals[4 * index + 1]
+            yy[newSlot * width + slot] = totals[4 * index + 1]
+        }
+        gamma = curvature / newSquare
+        order.append(newSlot)
+        if order.count > memory {
+            spare = order.removeFirst()
+        } else {
+            spare = (0...memory).first { !order.contains($0) }!
         }
     }
 }

@@ -8,9 +8,12 @@
 /// classes, `C₊ = C·weight_c` and `C₋ = C`; with two classes a single problem is solved (class 1
 /// positive, `C₊ = C·weight₁`, `C₋ = C·weight₀`) and class 0 gets the negated weights.
 ///
-/// The classes are trained in parallel, each from its own seed (the `c`-th output of
-/// `SplitMix64(seed)`), so results depend on the seed and never on the thread count. Training
-/// runs on the used columns only (``ColumnCompaction``); unused features get weight 0.
+/// The classes are trained side by side, as lanes of one ``DualCoordinateDescent`` run that
+/// share the random visiting orders drawn from ``seed`` (which makes each row visit one SIMD pass
+/// over a contiguous weight row for all classes), and split into one group of lanes per thread.
+/// A class's solution depends only on its own problem and on the seed, never on the thread
+/// count. Training runs on the used columns only (``ColumnCompaction``); unused features get
+/// weight 0.
 ///
 /// Probabilities: one-vs-rest Platt scaling (``ProbabilityCalibration/fitPlatt(scores:labels:classes:)``)
 /// fitted on the decision values of the validation problem. Without one, it is fitted on the
@@ -35,11 +38,25 @@ struct LinearSVM: Sendable {
     /// - Throws: ``MLKitError`` with code `invalidParameter` for a non-positive `c` or
     ///   `tolerance`, or a `maxIterations` below 1.
     func train(_ problem: TrainingProblem, validation: TrainingProblem? = nil) throws -> LinearModel {
+        try fit(problem, validation: validation).model
+    }
+
+    /// A trained model with the solver's account of the run.
+    struct Fit: Sendable {
+        /// The model.
+        let model: LinearModel
+        /// The outer iterations of each class's solver (one entry for two classes).
+        let iterations: [Int]
+    }
+
+    /// Trains a model and reports the iterations of each binary problem.
+    /// - Throws: As ``train(_:validation:)``.
+    func fit(_ problem: TrainingProblem, validation: TrainingProblem? = nil) throws -> Fit {
         try validate()
         let threads = self.threads == 0 ? Parallel.defaultThreadCount : self.threads
         let compaction = ColumnCompaction(matrix: problem.matrix)
-        let solver = DualCoordinateDescent(matrix: compaction.compact(problem.matrix), tolerance: tolerance,
-                                           maxIterations: maxIterations)
+        let solver = DualCoordinateDescent(matrix: compaction.compact(problem.matrix), labels: problem.labels,
+                                           tolerance: tolerance, maxIterations: maxIterations)
         let solutions = solveAll(problem, solver: solver, threads: threads)
         let classes = problem.classCount
         var weights = [Float](repeating: 0, count: compaction.compactColumns * classes)
@@ -53,41 +70,33 @@ struct LinearSVM: Sendable {
                                    probability: .softmax(temperature: 1))
         let calibration = validation.flatMap { $0.matrix.rows > 0 ? $0 : nil } ?? problem
         let mapping = ProbabilityCalibration.fitPlatt(scores: unscaled.scores(for: calibration.matrix, threads: threads),
-                                                      labels: calibration.labels, classes: classes)
-        return LinearModel(features: unscaled.features, classes: classes, weights: unscaled.weights, bias: bias,
-                           probability: mapping)
+                                                      labels: calibration.labels, classes: classes,
+                                                      threads: threads)
+        let model = LinearModel(features: unscaled.features, classes: classes, weights: unscaled.weights, bias: bias,
+                                probability: mapping)
+        return Fit(model: model, iterations: classes == 2 ? [solutions[1].iterations] : solutions.map(\.iterations))
     }
 
     /// One solution per class: one-vs-rest, or one problem and its negation for two classes.
+    /// The lanes are split into one contiguous group per thread; every group draws the same
+    /// visiting orders from ``seed``, so a lane's solution does not depend on the grouping.
     private func solveAll(_ problem: TrainingProblem, solver: DualCoordinateDescent,
                           threads: Int) -> [DualCoordinateDescent.Solution] {
-        let labels = problem.labels, weights = problem.classWeights, c = self.c
+        let weights = problem.classWeights, c = self.c, seed = self.seed
         if problem.classCount == 2 {
-            let solution = solver.solve(isPositive: labels.map { $0 == 1 }, positiveCost: c * Double(weights[1]),
-                                        negativeCost: c * Double(weights[0]), seed: classSeeds(1)[0])
+            let lane = DualCoordinateDescent.Lane(positiveClass: 1, positiveCost: c * Double(weights[1]),
+                                                  negativeCost: c * Double(weights[0]))
+            let solution = solver.solve(lanes: [lane], seed: seed)[0]
             let negated = DualCoordinateDescent.Solution(weights: solution.weights.map { -$0 }, bias: -solution.bias,
                                                          iterations: solution.iterations)
             return [negated, solution]
         }
-        let classes = problem.classCount
-        let seeds = classSeeds(classes)
-        let workers = max(1, min(threads, classes))
-        // Worker `t` trains classes t, t + workers, …: interleaving balances uneven classes.
-        let parts = Parallel.map(workers, threads: workers) { slots in
-            slots.flatMap { slot in
-                stride(from: slot, to: classes, by: workers).map { lane in
-                    (lane, solver.solve(isPositive: labels.map { Int($0) == lane },
-                                        positiveCost: c * Double(weights[lane]), negativeCost: c, seed: seeds[lane]))
-                }
-            }
+        let lanes = (0..<problem.classCount).map { lane in
+            DualCoordinateDescent.Lane(positiveClass: Int32(lane), positiveCost: c * Double(weights[lane]), negativeCost: c)
         }
-        return parts.flatMap { $0 }.sorted { $0.0 < $1.0 }.map(\.1)
-    }
-
-    /// The first `count` outputs of `SplitMix64(seed)`: one independent seed per class.
-    private func classSeeds(_ count: Int) -> [UInt64] {
-        var generator = SplitMix64(seed: seed)
-        return (0..<count).map { _ in generator.next() }
+        return Parallel.map(lanes.count, threads: threads) { group in
+            solver.solve(lanes: Array(lanes[group]), seed: seed)
+        }.flatMap { $0 }
     }
 
     private func validate() throws {

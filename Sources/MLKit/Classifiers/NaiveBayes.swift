@@ -29,9 +29,15 @@ struct MultinomialNaiveBayes: Sendable {
         let columns = Double(counts.compaction.fullColumns)
         let classes = problem.classCount
         let denominators = (0..<classes).map { log(counts.classTotals[$0] + smoothing * columns) }
+        let logSmoothing = log(smoothing)
         var weights = [Float](repeating: 0, count: counts.features * classes)
-        for index in weights.indices {
-            weights[index] = Float(log(counts.featureCounts[index] + smoothing) - denominators[index % classes])
+        // Most (feature, class) counts are zero: their logarithm is log α, computed once.
+        for feature in 0..<counts.features {
+            for lane in 0..<classes {
+                let count = counts.featureCounts[feature * classes + lane]
+                let numerator = count == 0 ? logSmoothing : log(count + smoothing)
+                weights[feature * classes + lane] = Float(numerator - denominators[lane])
+            }
         }
         let unused = (0..<classes).map { Float(log(smoothing) - denominators[$0]) }
         let model = LinearModel(features: counts.compaction.fullColumns, classes: classes,
@@ -55,12 +61,14 @@ struct MultinomialNaiveBayes: Sendable {
 /// explains it worst. As in scikit-learn's `_joint_log_likelihood`, there is no class prior when
 /// there are two or more classes (`b = 0`); with a single class the prior is `log 1 = 0` too.
 ///
-/// Probabilities: the scores are not log-likelihoods, and their differences shrink as classes
-/// are added (each complement mixes the other `K − 1` classes, so a feature moves `log θ̃`
-/// about `K − 1` times less than it moves `log P(f | c)`). The default mapping is
-/// `softmax(scores / T)` with `T = 1 / (K − 1)`, which matches scikit-learn's
-/// `predict_proba` (`T = 1`) for two classes and undoes that shrinkage for more; with a
-/// validation set, the temperature is fitted to it instead.
+/// Probabilities: the scores are not log-likelihoods, so no temperature is right a priori. The
+/// default is `softmax(scores)`, temperature 1, as scikit-learn's `predict_proba`. It ranks
+/// classes correctly but is underconfident with many classes: each complement mixes the other
+/// `K − 1` classes, so score differences shrink as `K` grows (on the 39-class fortunes set the
+/// best temperature is about 0.1; with 3 classes about 0.5). Sharpening by the theoretical
+/// `1/(K − 1)` overshoots for large `K` (worse than uniform on fortunes), so it is not the
+/// default. Pass a validation set to fit the temperature
+/// (``ProbabilityCalibration/fitTemperature(scores:labels:classes:)``).
 struct ComplementNaiveBayes: Sendable {
     /// The additive smoothing `α`; must be positive.
     var smoothing: Double = 1
@@ -79,11 +87,15 @@ struct ComplementNaiveBayes: Sendable {
         let classes = problem.classCount
         let complementTotals = complementTotals(counts)
         var weights = [Float](repeating: 0, count: counts.features * classes)
+        let logTotals = complementTotals.map { log($0) }
         var logSums = [Double](repeating: 0, count: classes)
         for feature in 0..<counts.features {
             let total = counts.featureTotals[feature]
+            // A class without this feature has the whole total as complement count: one logarithm.
+            let logAbsent = log(total + smoothing)
             for lane in 0..<classes {
-                let logged = log((total - counts.featureCounts[feature * classes + lane] + smoothing) / complementTotals[lane])
+                let count = counts.featureCounts[feature * classes + lane]
+                let logged = (count == 0 ? logAbsent : log(total - count + smoothing)) - logTotals[lane]
                 weights[feature * classes + lane] = Float(logged)
                 logSums[lane] += logged
             }
@@ -92,12 +104,15 @@ struct ComplementNaiveBayes: Sendable {
         let unusedColumns = Double(counts.compaction.fullColumns - counts.features)
         for lane in 0..<classes { logSums[lane] += unusedColumns * unusedLogged[lane] }
         let factors = (0..<classes).map { normalizesWeights ? 1 / logSums[$0] : -1 }
-        for index in weights.indices { weights[index] = Float(Double(weights[index]) * factors[index % classes]) }
+        for feature in 0..<counts.features {
+            for lane in 0..<classes {
+                weights[feature * classes + lane] = Float(Double(weights[feature * classes + lane]) * factors[lane])
+            }
+        }
         let unused = (0..<classes).map { Float(unusedLogged[$0] * factors[$0]) }
-        let temperature = Float(1) / Float(max(classes - 1, 1))
         let model = LinearModel(features: counts.compaction.fullColumns, classes: classes,
                                 weights: counts.compaction.expand(weights, classes: classes, fill: unused),
-                                bias: Array(repeating: 0, count: classes), probability: .softmax(temperature: temperature))
+                                bias: Array(repeating: 0, count: classes), probability: .softmax(temperature: 1))
         return ProbabilityCalibration.withFittedTemperature(model, validation: validation)
     }
 

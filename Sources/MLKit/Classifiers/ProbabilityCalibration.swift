@@ -20,21 +20,20 @@ enum ProbabilityCalibration {
         let high = (positiveCount + 1) / (positiveCount + 2), low = 1 / (negativeCount + 2)
         let targets = positives.map { $0 ? high : low }
         var a = 0.0, b = log((negativeCount + 1) / (positiveCount + 1))
-        var value = plattLoss(decisionValues, targets, a, b)
+        var current = plattTerms(decisionValues, targets, a, b)
         for _ in 0..<100 {
-            let (g1, g2, h11, h22, h21) = plattDerivatives(decisionValues, targets, a, b)
-            if abs(g1) < 1e-5 && abs(g2) < 1e-5 { break }
-            let determinant = h11 * h22 - h21 * h21
-            let dA = -(h22 * g1 - h21 * g2) / determinant
-            let dB = -(-h21 * g1 + h11 * g2) / determinant
-            let slope = g1 * dA + g2 * dB
+            if abs(current.g1) < 1e-5 && abs(current.g2) < 1e-5 { break }
+            let determinant = current.h11 * current.h22 - current.h21 * current.h21
+            let dA = -(current.h22 * current.g1 - current.h21 * current.g2) / determinant
+            let dB = -(-current.h21 * current.g1 + current.h11 * current.g2) / determinant
+            let slope = current.g1 * dA + current.g2 * dB
             var step = 1.0
             while step >= 1e-10 {
-                let newValue = plattLoss(decisionValues, targets, a + step * dA, b + step * dB)
-                if newValue < value + 1e-4 * step * slope {
+                let trial = plattTerms(decisionValues, targets, a + step * dA, b + step * dB)
+                if trial.value < current.value + 1e-4 * step * slope {
                     a += step * dA
                     b += step * dB
-                    value = newValue
+                    current = trial
                     break
                 }
                 step /= 2
@@ -44,40 +43,28 @@ enum ProbabilityCalibration {
         return (a, b)
     }
 
-    /// The cross-entropy of Platt's sigmoid, `Σᵢ tᵢ z + log(1 + e^{−z})` with `z = a fᵢ + b`,
-    /// written for either sign of `z`.
-    private static func plattLoss(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double) -> Double {
-        var total = 0.0
+    /// The cross-entropy of Platt's sigmoid, `Σᵢ tᵢ zᵢ + log(1 + e^{−zᵢ})` with `zᵢ = a fᵢ + b`,
+    /// with its gradient `(g₁, g₂)` and its Hessian shifted by `σ = 10⁻¹²` `(h₁₁, h₂₂, h₂₁)`,
+    /// all from one exponential and one logarithm per value: with `e = exp(−|z|)`, the loss term
+    /// is `t z + log1p(e)` for `z ≥ 0` and `(t − 1) z + log1p(e)` otherwise, and
+    /// `p = 1/(1 + exp(z))` is `e/(1 + e)` or `1/(1 + e)`.
+    private static func plattTerms(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double)
+        -> (value: Double, g1: Double, g2: Double, h11: Double, h22: Double, h21: Double) {
+        var value = 0.0, h11 = 1e-12, h22 = 1e-12, h21 = 0.0, g1 = 0.0, g2 = 0.0
         for index in values.indices {
-            let z = values[index] * a + b
-            total += z >= 0 ? targets[index] * z + log1p(exp(-z)) : (targets[index] - 1) * z + log1p(exp(z))
-        }
-        return total
-    }
-
-    /// The gradient `(g₁, g₂)` and the shifted Hessian `(h₁₁, h₂₂, h₂₁)` of ``plattLoss``.
-    private static func plattDerivatives(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double)
-        -> (Double, Double, Double, Double, Double) {
-        var h11 = 1e-12, h22 = 1e-12, h21 = 0.0, g1 = 0.0, g2 = 0.0
-        for index in values.indices {
-            let z = values[index] * a + b
-            let p: Double, q: Double
-            if z >= 0 {
-                p = exp(-z) / (1 + exp(-z))
-                q = 1 / (1 + exp(-z))
-            } else {
-                p = 1 / (1 + exp(z))
-                q = exp(z) / (1 + exp(z))
-            }
-            let d2 = p * q
-            h11 += values[index] * values[index] * d2
+            let f = values[index], z = f * a + b
+            let e = exp(-abs(z)), inverse = 1 / (1 + e)
+            value += (z >= 0 ? targets[index] * z : (targets[index] - 1) * z) + log1p(e)
+            let p = z >= 0 ? e * inverse : inverse
+            let d2 = e * inverse * inverse
+            h11 += f * f * d2
             h22 += d2
-            h21 += values[index] * d2
+            h21 += f * d2
             let d1 = targets[index] - p
-            g1 += values[index] * d1
+            g1 += f * d1
             g2 += d1
         }
-        return (g1, g2, h11, h22, h21)
+        return (value, g1, g2, h11, h22, h21)
     }
 
     /// One-vs-rest Platt scaling: for each class `c`, ``plattParameters(decisionValues:positives:)``
@@ -88,18 +75,21 @@ enum ProbabilityCalibration {
     ///   - scores: Row-major `rows × classes` decision values.
     ///   - labels: The class of each row.
     ///   - classes: The number of classes.
-    static func fitPlatt(scores: [Float], labels: [Int32], classes: Int) -> LinearModel.ProbabilityMapping {
-        var a = [Float](repeating: -1, count: classes), b = [Float](repeating: 0, count: classes)
-        for lane in 0..<classes {
-            let values = labels.indices.map { Double(scores[$0 * classes + lane]) }
-            let fitted = plattParameters(decisionValues: values, positives: labels.map { Int($0) == lane })
-            // A sigmoid that does not rise with the decision value (too few or unrepresentative
-            // examples) would invert the classifier; keep the plain logistic of the margin then.
-            guard fitted.a < -1e-6, fitted.a.isFinite, fitted.b.isFinite else { continue }
-            a[lane] = Float(fitted.a)
-            b[lane] = Float(fitted.b)
+    ///   - threads: Worker threads (0: all cores); classes are fitted independently, so the
+    ///     result does not depend on it.
+    static func fitPlatt(scores: [Float], labels: [Int32], classes: Int, threads: Int = 1) -> LinearModel.ProbabilityMapping {
+        let parts = Parallel.map(classes, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { lanes in
+            lanes.map { lane -> (a: Double, b: Double) in
+                let fitted = plattParameters(decisionValues: labels.indices.map { Double(scores[$0 * classes + lane]) },
+                                             positives: labels.map { Int($0) == lane })
+                // A sigmoid that does not rise with the decision value (too few or unrepresentative
+                // examples) would invert the classifier; keep the plain logistic of the margin then.
+                guard fitted.a < -1e-6, fitted.a.isFinite, fitted.b.isFinite else { return (-1, 0) }
+                return fitted
+            }
         }
-        return .platt(a: a, b: b)
+        let fitted = parts.flatMap { $0 }
+        return .platt(a: fitted.map { Float($0.a) }, b: fitted.map { Float($0.b) })
     }
 
     /// The temperature `T` that minimizes the negative log-likelihood of `softmax(s / T)` on

@@ -16,6 +16,13 @@ final class SharedBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
         base.initialize(repeating: value, count: count)
     }
 
+    /// Allocates a copy of `elements`.
+    init(copying elements: [Element]) {
+        count = elements.count
+        base = .allocate(capacity: max(count, 1))
+        _ = UnsafeMutableBufferPointer(start: base, count: count).initialize(from: elements)
+    }
+
     deinit { base.deallocate() }
 
     /// The whole buffer.
