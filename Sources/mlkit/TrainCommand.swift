@@ -58,7 +58,7 @@ struct TrainCommand: ParsableCommand {
     var threads: Int = 0
 
     @Option(help: "Seconds that --algorithm auto may spend on candidates.")
-    var timeBudget: Double = 60
+    var timeBudget: Double = 30
 
     @Option(help: "The model's author.")
     var author: String?

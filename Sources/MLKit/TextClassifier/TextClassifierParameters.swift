@@ -81,7 +81,7 @@ public struct TextClassifierParameters: Sendable {
     public init(algorithm: Algorithm = .automatic, validation: Validation = .split(fraction: 0.1),
                 language: String? = nil, maxWordNGram: Int? = nil, classWeights: ClassWeights = .uniform,
                 maxIterations: Int? = nil, regularization: Double? = nil, seed: UInt64 = 42, threads: Int = 0,
-                timeBudget: Double = 60) {
+                timeBudget: Double = 30) {
         self.algorithm = algorithm
         self.validation = validation
         self.language = language

@@ -149,29 +149,27 @@ struct TrainingPlan {
         let clock = ContinuousClock()
         let start = clock.now
         var results: [CandidateResult] = []
-        var order: [FeaturizerConfiguration] = []
-        for candidate in candidates where !order.contains(candidate.features) { order.append(candidate.features) }
-        var done = 0
-        for features in order {
-            report("featurizing \(train.count) examples", Double(done) / Double(candidates.count + 1))
-            let featureStart = clock.now
-            let featurizer = try Featurizer(fitting: train.map(\.text), configuration: features)
-            let trainProblem = problem(train, featurizer: featurizer)
-            let validationProblem = problem(validation, featurizer: featurizer)
-            let featureSeconds = (clock.now - featureStart).seconds
-            for candidate in candidates where candidate.features == features {
-                if !results.isEmpty && (clock.now - start).seconds > budget { break }
-                report("training \(candidate.label)", Double(done) / Double(candidates.count + 1))
-                done += 1
-                let candidateStart = clock.now
-                let model = try trainModel(candidate, trainProblem, validation: validationProblem)
-                let metrics = ClassificationMetrics(labels: labels, actual: validationProblem.labels.map(Int.init),
-                                                    ranked: rankings(of: model, on: validationProblem.matrix))
-                results.append(CandidateResult(candidate: candidate, metrics: metrics,
-                                               seconds: featureSeconds + (clock.now - candidateStart).seconds,
-                                               calibration: model.calibration,
-                                               order: candidates.firstIndex(of: candidate) ?? 0))
+        // Each set of features is fitted and featurized once, when its first candidate comes up.
+        var prepared: [FeaturizerConfiguration: (train: TrainingProblem, validation: TrainingProblem, seconds: Double)] = [:]
+        for (order, candidate) in candidates.enumerated() {
+            if !results.isEmpty && (clock.now - start).seconds > budget { break }
+            let fraction = Double(order) / Double(candidates.count + 1)
+            if prepared[candidate.features] == nil {
+                report("featurizing \(train.count) examples", fraction)
+                let featureStart = clock.now
+                let featurizer = try Featurizer(fitting: train.map(\.text), configuration: candidate.features)
+                prepared[candidate.features] = (problem(train, featurizer: featurizer), problem(validation, featurizer: featurizer),
+                                                (clock.now - featureStart).seconds)
             }
+            let (trainProblem, validationProblem, featureSeconds) = prepared[candidate.features]!
+            report("training \(candidate.label)", fraction)
+            let candidateStart = clock.now
+            let model = try trainModel(candidate, trainProblem, validation: validationProblem)
+            let metrics = ClassificationMetrics(labels: labels, actual: validationProblem.labels.map(Int.init),
+                                                ranked: rankings(of: model, on: validationProblem.matrix))
+            results.append(CandidateResult(candidate: candidate, metrics: metrics,
+                                           seconds: featureSeconds + (clock.now - candidateStart).seconds,
+                                           calibration: model.calibration, order: order))
         }
         return results
     }
