@@ -170,6 +170,50 @@ row("featurizer (words + bigrams), English", featurizerMBps(bigrams, englishDocu
 row("featurizer (words + script bigrams), Chinese", featurizerMBps(unigrams, chineseDocuments), "MB/s")
 }
 
+if wants("json") {
+    // A 50 MB JSON array of {"text", "label"} records made from the English corpus, read by
+    // mlkit's dataset reader and, as the peer, by Foundation's JSONDecoder.
+    struct Record: Codable { let text: String; let label: String }
+    let lines = english.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    var records: [Record] = []
+    var size = 0
+    while size < 50_000_000 {
+        let text = lines[records.count % lines.count]
+        records.append(Record(text: text, label: "label\(records.count % 7)"))
+        size += text.utf8.count + 30
+    }
+    let data = try JSONEncoder().encode(records)
+    var count = 0
+    let reader = fastest { count = (try? DatasetReader().read(data: data, format: .jsonArray, source: "probe"))?.examples.count ?? 0 }
+    precondition(count == records.count)
+    let decoder = fastest { count = (try? JSONDecoder().decode([Record].self, from: data))?.count ?? 0 }
+    print("")
+    row("JSON dataset reading, \(data.count / 1_000_000) MB", Double(data.count) / reader / 1e6, "MB/s",
+        peer: ("JSONDecoder", Double(data.count) / decoder / 1e6))
+}
+
+if sections.contains("predict") {
+    // Prediction with the bundled sentiment model: batch documents per second on the VADER test
+    // sentences (both cores, wall clock), and the latency of one short sentence (one thread).
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let classifier = try TextClassifier(contentsOf: root.appendingPathComponent("trained/sentiment.mlkit"))
+    let test = try DatasetReader().read(contentsOf: root.appendingPathComponent("datasets/out/vader-sentiment.test.json"))
+    let texts = Array(repeating: test.examples.map(\.text), count: 20).flatMap { $0 }
+    let clock = ContinuousClock()
+    var best = Double.infinity
+    for _ in 0..<rounds {
+        let elapsed = clock.measure { _ = classifier.predictions(for: texts) }
+        best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+    }
+    print("")
+    row("batch prediction, VADER test × 20, 2 threads", Double(texts.count) / best, "docs/s")
+    var label: String?
+    let calls = 200_000
+    let single = fastest { for _ in 0..<calls { label = classifier.predictedLabel(for: "I love rainbows") } }
+    precondition(label == "positive")
+    row("one short sentence, one thread", single / Double(calls) * 1e9, "ns")
+}
+
 if wants("kernels") {
 print("")
 let blas = _KernelBenchmark.matrixProductGFLOPS(size: 512, useBLAS: true)

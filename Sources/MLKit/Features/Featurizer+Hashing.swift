@@ -9,11 +9,35 @@ extension Featurizer {
                             _ body: (UInt64) -> Void) {
         let configuration = self.configuration
         let normalization = configuration.tokenizer.normalization
-        if configuration.maxWordNGram == 1 && !configuration.scriptBigrams && configuration.characterNGrams == nil {
+        if configuration.maxWordNGram == 1 && configuration.characterNGrams == nil {
+            // Words, and bigrams of adjacent ideographs: the default. The word's hash stays in a
+            // register; a script bigram continues from the previous ideograph's hash.
+            let scriptBigrams = configuration.scriptBigrams
+            var previousEnd = -1
+            var previousIdeograph: UInt64?
             configuration.tokenizer.enumerateTokens(inUTF8: bytes) { token in
+                let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 var hash = FeatureHash()
-                normalization.forEachNormalizedByte(of: UnsafeBufferPointer(rebasing: bytes[token.range])) { hash.combine($0) }
-                body(hash.value)
+                guard scriptBigrams && token.kind == .ideographic else {
+                    normalization.forEachNormalizedByte(of: slice) { hash.combine($0) }
+                    body(hash.value)
+                    previousIdeograph = nil
+                    return
+                }
+                if let previous = previousIdeograph, previousEnd == token.range.lowerBound {
+                    var bigram = FeatureHash(continuing: previous)
+                    normalization.forEachNormalizedByte(of: slice) { byte in
+                        hash.combine(byte)
+                        bigram.combine(byte)
+                    }
+                    body(hash.value)
+                    body(bigram.value)
+                } else {
+                    normalization.forEachNormalizedByte(of: slice) { hash.combine($0) }
+                    body(hash.value)
+                }
+                previousIdeograph = hash.value
+                previousEnd = token.range.upperBound
             }
             return
         }

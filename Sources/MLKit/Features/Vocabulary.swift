@@ -4,7 +4,10 @@
 /// Lookups go by the 64-bit ``FeatureHash`` of the key, so the prediction path never builds
 /// a string. Two keys with the same 64-bit hash would share an index; with FNV-1a over a
 /// vocabulary of a million keys the chance of any such pair is about 3 in 100 million.
-struct Vocabulary: Sendable, Hashable {
+///
+/// A final class, because it is immutable and shared: featurizers and the closures of the
+/// prediction path hold it with one reference count.
+final class Vocabulary: Sendable {
     /// The keys, by index (`love`, `do not`, `#<lo`).
     let terms: [String]
     /// The hash of each key, by index.
@@ -34,7 +37,7 @@ struct Vocabulary: Sendable, Hashable {
     }
 
     /// Creates a vocabulary from keys, hashing each.
-    init(terms: [String]) {
+    convenience init(terms: [String]) {
         self.init(terms: terms, hashes: terms.map(FeatureHash.of))
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Not API: timings of the internal math kernels, for the `MLKitProbe` speed probe and the
 /// Benchmarks package. Its names and results may change in any release.
 public enum _KernelBenchmark {
@@ -27,6 +29,7 @@ public enum _KernelBenchmark {
 
     /// Nanoseconds per document to accumulate a sparse document's class scores from a
     /// feature-major weight matrix, by SIMD row accumulation or by one `cblas_saxpy` per non-zero.
+    /// Feature indices follow a Zipf distribution, as words in text do.
     /// - Parameters:
     ///   - features: Rows of the weight matrix.
     ///   - classes: Columns (labels).
@@ -39,7 +42,10 @@ public enum _KernelBenchmark {
         let weights = (0..<(features * classes)).map { _ in generator.nextFloat() - 0.5 }
         let documents = 20_000
         let indices: [[Int32]] = (0..<documents).map { _ in
-            Array(Set((0..<nonzeros).map { _ in Int32(generator.next(below: UInt64(features))) })).sorted()
+            // Word frequencies are Zipfian: draw indices log-uniformly (Zipf with s = 1).
+            Array(Set((0..<nonzeros).map { _ in
+                Int32(min(features - 1, Int(Foundation.exp(Double(generator.nextFloat()) * Foundation.log(Double(features))))))
+            })).sorted()
         }
         let values = [Float](repeating: 1, count: nonzeros)
         var scores = [Float](repeating: 0, count: classes)

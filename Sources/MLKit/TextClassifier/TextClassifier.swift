@@ -13,21 +13,57 @@ import Foundation
 /// classifier.predictedLabelHypotheses(for: "I love rainbows", maximumCount: 2)
 /// ```
 public struct TextClassifier: Sendable {
-    /// The labels, sorted; probabilities and metrics use this order.
-    public let labels: [String]
-    /// The author, licence, version and description.
-    public let metadata: ModelMetadata
-    /// What training chose and why.
-    public let trainingSummary: TrainingSummary?
-    /// Metrics on the training data.
-    public let trainingMetrics: ClassificationMetrics?
-    /// Metrics on the held-out validation data, measured before the final refit.
-    public let validationMetrics: ClassificationMetrics?
-    /// The model file format version this classifier was read from (`nil` if trained here).
-    public let formatVersion: Int?
+    /// The classifier's parts, behind one immutable reference: copying a classifier (into a
+    /// closure, a task, another thread) costs one retain, whatever the model's size.
+    final class Storage: Sendable {
+        let labels: [String]
+        let metadata: ModelMetadata
+        let trainingSummary: TrainingSummary?
+        let trainingMetrics: ClassificationMetrics?
+        let validationMetrics: ClassificationMetrics?
+        let formatVersion: Int?
+        let featurizer: Featurizer
+        let model: ClassifierModel
 
-    let featurizer: Featurizer
-    let model: ClassifierModel
+        init(labels: [String], featurizer: Featurizer, model: ClassifierModel, metadata: ModelMetadata,
+             trainingSummary: TrainingSummary?, trainingMetrics: ClassificationMetrics?,
+             validationMetrics: ClassificationMetrics?, formatVersion: Int?) {
+            self.labels = labels
+            self.featurizer = featurizer
+            self.model = model
+            self.metadata = metadata
+            self.trainingSummary = trainingSummary
+            self.trainingMetrics = trainingMetrics
+            self.validationMetrics = validationMetrics
+            self.formatVersion = formatVersion
+        }
+    }
+
+    let storage: Storage
+
+    /// The labels, sorted; probabilities and metrics use this order.
+    public var labels: [String] { storage.labels }
+    /// The author, licence, version and description.
+    public var metadata: ModelMetadata { storage.metadata }
+    /// What training chose and why.
+    public var trainingSummary: TrainingSummary? { storage.trainingSummary }
+    /// Metrics on the training data.
+    public var trainingMetrics: ClassificationMetrics? { storage.trainingMetrics }
+    /// Metrics on the held-out validation data, measured before the final refit.
+    public var validationMetrics: ClassificationMetrics? { storage.validationMetrics }
+    /// The model file format version this classifier was read from (`nil` if trained here).
+    public var formatVersion: Int? { storage.formatVersion }
+
+    var featurizer: Featurizer { storage.featurizer }
+    var model: ClassifierModel { storage.model }
+
+    init(labels: [String], featurizer: Featurizer, model: ClassifierModel, metadata: ModelMetadata,
+         trainingSummary: TrainingSummary?, trainingMetrics: ClassificationMetrics?,
+         validationMetrics: ClassificationMetrics?, formatVersion: Int?) {
+        storage = Storage(labels: labels, featurizer: featurizer, model: model, metadata: metadata,
+                          trainingSummary: trainingSummary, trainingMetrics: trainingMetrics,
+                          validationMetrics: validationMetrics, formatVersion: formatVersion)
+    }
 
     /// The number of features in the learned vocabulary (0 when features are hashed).
     public var vocabularySize: Int { featurizer.vocabulary?.count ?? 0 }
@@ -35,18 +71,6 @@ public struct TextClassifier: Sendable {
     /// The featurizer's configuration: tokenizer, normalization, n-grams, hashing.
     public var featurizerConfiguration: FeaturizerConfiguration { featurizer.configuration }
 
-    init(labels: [String], featurizer: Featurizer, model: ClassifierModel, metadata: ModelMetadata,
-         trainingSummary: TrainingSummary?, trainingMetrics: ClassificationMetrics?,
-         validationMetrics: ClassificationMetrics?, formatVersion: Int?) {
-        self.labels = labels
-        self.featurizer = featurizer
-        self.model = model
-        self.metadata = metadata
-        self.trainingSummary = trainingSummary
-        self.trainingMetrics = trainingMetrics
-        self.validationMetrics = validationMetrics
-        self.formatVersion = formatVersion
-    }
 
     // MARK: Prediction
 
@@ -54,8 +78,9 @@ public struct TextClassifier: Sendable {
     /// - Parameter text: The text.
     /// - Returns: A label, or `nil` if the classifier has none.
     public func predictedLabel(for text: String) -> String? {
-        withProbabilities(for: text) { probabilities in
-            Self.argmax(probabilities).map { labels[$0] }
+        let storage = self.storage
+        return withProbabilities(for: text) { probabilities in
+            Self.argmax(probabilities).map { storage.labels[$0] }
         }
     }
 
@@ -115,10 +140,11 @@ public struct TextClassifier: Sendable {
     /// thread's reusable workspace.
     func withProbabilities<R>(for text: String, _ body: (UnsafeMutableBufferPointer<Float>) -> R) -> R {
         let workspace = PredictionWorkspace.current
+        let storage = self.storage
         return Tokenizer.withUTF8(text) { bytes in
-            featurizer.features(of: bytes, into: &workspace.features)
-            return workspace.withScores(count: labels.count) { scores in
-                model.probabilities(of: workspace.features, into: scores)
+            storage.featurizer.features(of: bytes, into: &workspace.features)
+            return workspace.withScores(count: storage.labels.count) { scores in
+                storage.model.probabilities(of: workspace.features, into: scores)
                 return body(scores)
             }
         }
