@@ -6,3 +6,4 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 python3 datasets/build_vader.py
 python3 datasets/build_fortunes.py
 python3 datasets/build_fortunes_lang.py
+python3 datasets/build_debian_sections.py
