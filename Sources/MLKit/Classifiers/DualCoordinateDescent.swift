@@ -154,6 +154,7 @@ private final class LaneState {
     let margins: SharedBuffer<Float>
     let steps: SharedBuffer<Float>
 
+    /// Starts every lane at `α = 0`, `w = 0`, with every row active.
     init(solver: DualCoordinateDescent, lanes: [DualCoordinateDescent.Lane]) {
         self.solver = solver
         self.lanes = lanes
@@ -238,6 +239,7 @@ private final class LaneState {
         for lane in 0..<laneCount { biasRow[lane] += steps.base[lane] }
     }
 
+    /// Removes `row` from `lane`'s active set.
     private func shrink(row: Int, lane: Int) {
         active.base[row * laneCount + lane] = 0
         activeLanes.base[row] -= 1
@@ -266,6 +268,7 @@ private final class LaneState {
         }
     }
 
+    /// Stops `lane`: its rows become inactive, so rows active in no lane are skipped.
     private func stop(_ lane: Int) {
         stopped[lane] = true
         setAllRows(lane, active: false)

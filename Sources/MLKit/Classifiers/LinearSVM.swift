@@ -15,7 +15,7 @@
 /// count. Training runs on the used columns only (``ColumnCompaction``); unused features get
 /// weight 0.
 ///
-/// Probabilities: one-vs-rest Platt scaling (``ProbabilityCalibration/fitPlatt(scores:labels:classes:)``)
+/// Probabilities: one-vs-rest Platt scaling (``ProbabilityCalibration/fitPlatt(scores:labels:classes:threads:)``)
 /// fitted on the decision values of the validation problem. Without one, it is fitted on the
 /// training decision values; those are biased towards large margins (training points sit at or
 /// beyond the margin), so the sigmoids come out too steep and the probabilities overconfident.
@@ -116,6 +116,7 @@ struct LinearSVM: Sendable {
         return merged
     }
 
+    /// Checks the settings.
     private func validate() throws {
         func fail(_ field: String, _ reason: String) -> MLKitError {
             MLKitError(.invalidParameter, reason, at: .init(field: field))
