@@ -395,9 +395,12 @@ struct ReferenceHeadlineTests {
 ///
 /// Runs only when `MLKIT_LINEAR_DATASETS` names a folder holding `<name>.train.json` and
 /// `<name>.test.json` (as `datasets/build_all.sh` writes them); measure in a release build:
-/// `swift test -c release -Xswiftc -enable-testing --filter LinearBenchmark`. With
-/// `MLKIT_LINEAR_EXPORT` set to a folder, the TF-IDF matrices are also written there in
-/// svmlight format, so other toolkits can be run on identical features.
+/// `swift test -c release -Xswiftc -enable-testing --filter LinearBenchmark`. Other variables:
+/// `MLKIT_LINEAR_NAMES` (datasets, comma-separated; default `vader-sentiment,fortunes-topic`),
+/// `MLKIT_LINEAR_TRAINERS` (a subset of `MultinomialNB,ComplementNB,LogisticRegression,LinearSVM`),
+/// `MLKIT_LINEAR_C` (`C` of logistic regression and the SVM), `MLKIT_LINEAR_LR_TOLERANCE` and
+/// `MLKIT_LINEAR_LR_ITERATIONS`, and `MLKIT_LINEAR_EXPORT`, a folder where the TF-IDF matrices
+/// are written in svmlight format so that other toolkits can run on identical features.
 @Suite("Linear trainers on real datasets (opt-in benchmark)", .serialized,
        .enabled(if: ProcessInfo.processInfo.environment["MLKIT_LINEAR_DATASETS"] != nil))
 struct LinearBenchmarkTests {
