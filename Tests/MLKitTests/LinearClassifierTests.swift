@@ -270,6 +270,36 @@ struct DeterminismTests {
         #expect(one == two)
     }
 
+    @Test("An SVM lane's solution does not depend on the lanes trained beside it")
+    func laneIndependence() {
+        let solver = DualCoordinateDescent(matrix: data.matrix, labels: data.labels, tolerance: 0.1, maxIterations: 1000)
+        let lanes = (0..<3).map { DualCoordinateDescent.Lane(positiveClass: Int32($0), positiveCost: 1, negativeCost: 2) }
+        let together = solver.solve(lanes: lanes, seed: 9)
+        let alone = solver.solve(lanes: [lanes[1]], seed: 9)
+        let middle = (0..<data.matrix.columns).map { together.weights[$0 * 3 + 1] }
+        #expect(middle == alone.weights && together.bias[1] == alone.bias[0])
+        #expect(together.iterations[1] == alone.iterations[0])
+    }
+
+    @Test("Unused columns get zero weight, and the used ones what the compact problem gives")
+    func compactedTraining() throws {
+        // The separable problem's 70 columns spread over 4,096 (column c → 50 c + 7).
+        var spread = SparseMatrix(columns: 4096)
+        data.matrix.forEachRow(in: 0..<data.matrix.rows) { _, indices, values in
+            spread.appendRow(indices: indices.map { $0 * 50 + 7 }, values: Array(values))
+        }
+        let wide = TrainingProblem(matrix: spread, labels: data.labels, classCount: data.classCount)
+        let narrow = try LogisticRegression(threads: 1).train(data)
+        let model = try LogisticRegression(threads: 1).train(wide)
+        for column in 0..<4096 {
+            let original = (column - 7) % 50 == 0 && (column - 7) / 50 < data.matrix.columns ? (column - 7) / 50 : nil
+            for lane in 0..<data.classCount {
+                let expected = original.map { weight(narrow, $0, lane) } ?? 0
+                #expect(weight(model, column, lane) == expected)
+            }
+        }
+    }
+
     @Test("A warm start from the solution stops at once")
     func warmStart() throws {
         let trainer = LogisticRegression(tolerance: 1e-4, threads: 1)
@@ -395,9 +425,12 @@ struct ReferenceHeadlineTests {
 ///
 /// Runs only when `MLKIT_LINEAR_DATASETS` names a folder holding `<name>.train.json` and
 /// `<name>.test.json` (as `datasets/build_all.sh` writes them); measure in a release build:
-/// `swift test -c release -Xswiftc -enable-testing --filter LinearBenchmark`. With
-/// `MLKIT_LINEAR_EXPORT` set to a folder, the TF-IDF matrices are also written there in
-/// svmlight format, so other toolkits can be run on identical features.
+/// `swift test -c release -Xswiftc -enable-testing --filter LinearBenchmark`. Other variables:
+/// `MLKIT_LINEAR_NAMES` (datasets, comma-separated; default `vader-sentiment,fortunes-topic`),
+/// `MLKIT_LINEAR_TRAINERS` (a subset of `MultinomialNB,ComplementNB,LogisticRegression,LinearSVM`),
+/// `MLKIT_LINEAR_C` (`C` of logistic regression and the SVM), `MLKIT_LINEAR_LR_TOLERANCE` and
+/// `MLKIT_LINEAR_LR_ITERATIONS`, and `MLKIT_LINEAR_EXPORT`, a folder where the TF-IDF matrices
+/// are written in svmlight format so that other toolkits can run on identical features.
 @Suite("Linear trainers on real datasets (opt-in benchmark)", .serialized,
        .enabled(if: ProcessInfo.processInfo.environment["MLKIT_LINEAR_DATASETS"] != nil))
 struct LinearBenchmarkTests {

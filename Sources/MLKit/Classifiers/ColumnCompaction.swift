@@ -23,7 +23,9 @@ struct ColumnCompaction: Sendable {
     /// - Complexity: O(nonzeros + columns / 64).
     init(matrix: SparseMatrix) {
         var bitmap = [UInt64](repeating: 0, count: (matrix.columns + 63) / 64)
-        for index in matrix.indices { bitmap[Int(index) >> 6] |= 1 << UInt64(index & 63) }
+        bitmap.withUnsafeMutableBufferPointer { bitmap in
+            for index in matrix.indices { bitmap[Int(index) >> 6] |= 1 << UInt64(index & 63) }
+        }
         var rankBefore = [Int32](repeating: 0, count: bitmap.count)
         var used: [Int32] = []
         var running: Int32 = 0

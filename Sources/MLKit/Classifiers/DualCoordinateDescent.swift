@@ -53,14 +53,14 @@ struct DualCoordinateDescent: Sendable {
         let negativeCost: Double
     }
 
-    /// The solution of one lane.
+    /// The solutions of a run of lanes.
     struct Solution: Sendable {
-        /// `w` over the compact columns.
+        /// `w` of every lane over the compact columns, feature-major (`features × lanes`).
         let weights: [Float]
-        /// `w_b`.
-        let bias: Float
-        /// Outer iterations run.
-        let iterations: Int
+        /// `w_b` of every lane.
+        let bias: [Float]
+        /// Outer iterations run, per lane.
+        let iterations: [Int]
     }
 
     /// Prepares the solver for the rows of `matrix` and their classes.
@@ -79,7 +79,7 @@ struct DualCoordinateDescent: Sendable {
     }
 
     /// Solves `lanes` together, visiting rows in the orders drawn from `SplitMix64(seed)`.
-    func solve(lanes: [Lane], seed: UInt64) -> [Solution] {
+    func solve(lanes: [Lane], seed: UInt64) -> Solution {
         let state = LaneState(solver: self, lanes: lanes)
         var generator = SplitMix64(seed: seed)
         let order = SharedBuffer<Int32>(count: matrix.rows, repeating: 0)
@@ -97,7 +97,7 @@ struct DualCoordinateDescent: Sendable {
                 }
             }
         }
-        return state.solutions()
+        return state.solution()
     }
 
     /// A forward Fisher–Yates shuffle: for each `i`, swap with `j` uniform in `i..<n`.
@@ -154,6 +154,7 @@ private final class LaneState {
     let margins: SharedBuffer<Float>
     let steps: SharedBuffer<Float>
 
+    /// Starts every lane at `α = 0`, `w = 0`, with every row active.
     init(solver: DualCoordinateDescent, lanes: [DualCoordinateDescent.Lane]) {
         self.solver = solver
         self.lanes = lanes
@@ -238,6 +239,7 @@ private final class LaneState {
         for lane in 0..<laneCount { biasRow[lane] += steps.base[lane] }
     }
 
+    /// Removes `row` from `lane`'s active set.
     private func shrink(row: Int, lane: Int) {
         active.base[row * laneCount + lane] = 0
         activeLanes.base[row] -= 1
@@ -266,6 +268,7 @@ private final class LaneState {
         }
     }
 
+    /// Stops `lane`: its rows become inactive, so rows active in no lane are skipped.
     private func stop(_ lane: Int) {
         stopped[lane] = true
         setAllRows(lane, active: false)
@@ -281,12 +284,11 @@ private final class LaneState {
         activeRows.base[lane] = isActive ? rows : 0
     }
 
-    /// Each lane's weights, bias and iteration count.
-    func solutions() -> [DualCoordinateDescent.Solution] {
-        (0..<laneCount).map { lane in
-            DualCoordinateDescent.Solution(weights: (0..<features).map { weights.base[$0 * laneCount + lane] },
-                                           bias: weights.base[features * laneCount + lane],
-                                           iterations: iterations[lane])
-        }
+    /// The weights, biases and iteration counts of all lanes.
+    func solution() -> DualCoordinateDescent.Solution {
+        DualCoordinateDescent.Solution(weights: Array(UnsafeBufferPointer(start: weights.base, count: features * laneCount)),
+                                       bias: Array(UnsafeBufferPointer(start: weights.base + features * laneCount,
+                                                                       count: laneCount)),
+                                       iterations: iterations)
     }
 }

@@ -98,6 +98,7 @@ private struct LBFGSRun {
     var gradientSquare: Double = 0
     var evaluations = 0
 
+    /// Allocates the point, gradient, trial and bracket buffers and the history.
     init(start: [Float], memory: Int, threads: Int, objective: @escaping LBFGS.Objective) {
         let count = start.count
         self.objective = objective
@@ -115,6 +116,7 @@ private struct LBFGSRun {
     /// The direction of the current iteration: the history's spare step slot.
     var direction: UnsafeMutablePointer<Float> { history.direction }
 
+    /// Iterates from the start until a stopping rule of ``LBFGS`` holds.
     mutating func solve(tolerance: Double, maxIterations: Int) -> LBFGS.Result {
         value = evaluate(point, into: gradient)
         gradientSquare = vectors.dot(gradient, gradient)
@@ -272,6 +274,7 @@ private struct CompactHistory {
     /// `γ = sᵀy / yᵀy` of the newest pair.
     var gamma = 1.0
 
+    /// An empty history for vectors of `count` elements.
     init(memory: Int, count: Int) {
         self.memory = memory
         self.count = count
@@ -288,9 +291,11 @@ private struct CompactHistory {
     /// Where the direction is written: the spare `s` slot.
     var direction: UnsafeMutablePointer<Float> { steps.base + spare * count }
 
+    /// The `s` and `y` vectors of a slot.
     private func s(_ slot: Int) -> UnsafeMutablePointer<Float> { steps.base + slot * count }
     private func y(_ slot: Int) -> UnsafeMutablePointer<Float> { changes.base + slot * count }
 
+    /// Forgets every pair: the next direction is steepest descent.
     mutating func reset() {
         order.removeAll()
         gamma = 1

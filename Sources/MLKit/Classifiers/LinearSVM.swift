@@ -15,7 +15,7 @@
 /// count. Training runs on the used columns only (``ColumnCompaction``); unused features get
 /// weight 0.
 ///
-/// Probabilities: one-vs-rest Platt scaling (``ProbabilityCalibration/fitPlatt(scores:labels:classes:)``)
+/// Probabilities: one-vs-rest Platt scaling (``ProbabilityCalibration/fitPlatt(scores:labels:classes:threads:)``)
 /// fitted on the decision values of the validation problem. Without one, it is fitted on the
 /// training decision values; those are biased towards large margins (training points sit at or
 /// beyond the margin), so the sigmoids come out too steep and the probabilities overconfident.
@@ -57,14 +57,8 @@ struct LinearSVM: Sendable {
         let compaction = ColumnCompaction(matrix: problem.matrix)
         let solver = DualCoordinateDescent(matrix: compaction.compact(problem.matrix), labels: problem.labels,
                                            tolerance: tolerance, maxIterations: maxIterations)
-        let solutions = solveAll(problem, solver: solver, threads: threads)
         let classes = problem.classCount
-        var weights = [Float](repeating: 0, count: compaction.compactColumns * classes)
-        var bias = [Float](repeating: 0, count: classes)
-        for (lane, solution) in solutions.enumerated() {
-            for feature in 0..<compaction.compactColumns { weights[feature * classes + lane] = solution.weights[feature] }
-            bias[lane] = solution.bias
-        }
+        let (weights, bias, iterations) = solveAll(problem, solver: solver, threads: threads)
         let unscaled = LinearModel(features: problem.matrix.columns, classes: classes,
                                    weights: compaction.expand(weights, classes: classes), bias: bias,
                                    probability: .softmax(temperature: 1))
@@ -74,31 +68,55 @@ struct LinearSVM: Sendable {
                                                       threads: threads)
         let model = LinearModel(features: unscaled.features, classes: classes, weights: unscaled.weights, bias: bias,
                                 probability: mapping)
-        return Fit(model: model, iterations: classes == 2 ? [solutions[1].iterations] : solutions.map(\.iterations))
+        return Fit(model: model, iterations: iterations)
     }
 
-    /// One solution per class: one-vs-rest, or one problem and its negation for two classes.
-    /// The lanes are split into one contiguous group per thread; every group draws the same
-    /// visiting orders from ``seed``, so a lane's solution does not depend on the grouping.
+    /// Feature-major weights over the compact columns, biases, and iterations per binary problem:
+    /// one-vs-rest, or one problem and its negation for two classes. The lanes are split into one
+    /// contiguous group per thread; every group draws the same visiting orders from ``seed``, so a
+    /// lane's solution does not depend on the grouping.
     private func solveAll(_ problem: TrainingProblem, solver: DualCoordinateDescent,
-                          threads: Int) -> [DualCoordinateDescent.Solution] {
+                          threads: Int) -> (weights: [Float], bias: [Float], iterations: [Int]) {
         let weights = problem.classWeights, c = self.c, seed = self.seed
         if problem.classCount == 2 {
             let lane = DualCoordinateDescent.Lane(positiveClass: 1, positiveCost: c * Double(weights[1]),
                                                   negativeCost: c * Double(weights[0]))
-            let solution = solver.solve(lanes: [lane], seed: seed)[0]
-            let negated = DualCoordinateDescent.Solution(weights: solution.weights.map { -$0 }, bias: -solution.bias,
-                                                         iterations: solution.iterations)
-            return [negated, solution]
+            let solution = solver.solve(lanes: [lane], seed: seed)
+            var both = [Float](repeating: 0, count: 2 * solution.weights.count)
+            for (feature, weight) in solution.weights.enumerated() {
+                both[2 * feature] = -weight
+                both[2 * feature + 1] = weight
+            }
+            return (both, [-solution.bias[0], solution.bias[0]], solution.iterations)
         }
         let lanes = (0..<problem.classCount).map { lane in
             DualCoordinateDescent.Lane(positiveClass: Int32(lane), positiveCost: c * Double(weights[lane]), negativeCost: c)
         }
-        return Parallel.map(lanes.count, threads: threads) { group in
-            solver.solve(lanes: Array(lanes[group]), seed: seed)
-        }.flatMap { $0 }
+        let groups = Parallel.map(lanes.count, threads: threads) { group in
+            (group, solver.solve(lanes: Array(lanes[group]), seed: seed))
+        }
+        return (interleave(groups, features: solver.matrix.columns, classes: lanes.count),
+                groups.flatMap(\.1.bias), groups.flatMap(\.1.iterations))
     }
 
+    /// Merges the feature-major weights of lane groups into one `features × classes` array.
+    private func interleave(_ groups: [(Range<Int>, DualCoordinateDescent.Solution)], features: Int,
+                            classes: Int) -> [Float] {
+        var merged = [Float](repeating: 0, count: features * classes)
+        merged.withUnsafeMutableBufferPointer { merged in
+            for (range, solution) in groups {
+                solution.weights.withUnsafeBufferPointer { part in
+                    for feature in 0..<features {
+                        (merged.baseAddress! + feature * classes + range.lowerBound)
+                            .update(from: part.baseAddress! + feature * range.count, count: range.count)
+                    }
+                }
+            }
+        }
+        return merged
+    }
+
+    /// Checks the settings.
     private func validate() throws {
         func fail(_ field: String, _ reason: String) -> MLKitError {
             MLKitError(.invalidParameter, reason, at: .init(field: field))

@@ -87,6 +87,7 @@ struct LogisticRegression: Sendable {
         return point
     }
 
+    /// Checks the settings and the shape of the warm start.
     private func validate(problem: TrainingProblem, initial: LinearModel?) throws {
         func fail(_ field: String, _ reason: String) -> MLKitError {
             MLKitError(.invalidParameter, reason, at: .init(field: field))

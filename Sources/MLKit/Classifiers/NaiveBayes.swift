@@ -15,6 +15,8 @@ import Foundation
 struct MultinomialNaiveBayes: Sendable {
     /// The additive smoothing `α` (Laplace smoothing at 1); must be positive.
     var smoothing: Double = 1
+    /// Worker threads (0: all cores); the result does not depend on it.
+    var threads = 0
 
     /// Counts the features of each class and returns the model.
     /// - Parameters:
@@ -26,20 +28,17 @@ struct MultinomialNaiveBayes: Sendable {
     func train(_ problem: TrainingProblem, validation: TrainingProblem? = nil) throws -> LinearModel {
         try NaiveBayesCounts.checkSmoothing(smoothing)
         let counts = try NaiveBayesCounts(problem)
-        let columns = Double(counts.compaction.fullColumns)
-        let classes = problem.classCount
+        let columns = Double(counts.compaction.fullColumns), classes = problem.classCount
+        let smoothing = self.smoothing, logSmoothing = log(smoothing)
         let denominators = (0..<classes).map { log(counts.classTotals[$0] + smoothing * columns) }
-        let logSmoothing = log(smoothing)
-        var weights = [Float](repeating: 0, count: counts.features * classes)
         // Most (feature, class) counts are zero: their logarithm is log α, computed once.
-        for feature in 0..<counts.features {
+        let weights = counts.weights(threads: threads) { classCounts, _, row in
             for lane in 0..<classes {
-                let count = counts.featureCounts[feature * classes + lane]
-                let numerator = count == 0 ? logSmoothing : log(count + smoothing)
-                weights[feature * classes + lane] = Float(numerator - denominators[lane])
+                let count = classCounts[lane]
+                row[lane] = Float((count == 0 ? logSmoothing : log(count + smoothing)) - denominators[lane])
             }
         }
-        let unused = (0..<classes).map { Float(log(smoothing) - denominators[$0]) }
+        let unused = (0..<classes).map { Float(logSmoothing - denominators[$0]) }
         let model = LinearModel(features: counts.compaction.fullColumns, classes: classes,
                                 weights: counts.compaction.expand(weights, classes: classes, fill: unused),
                                 bias: counts.classLogPriors, probability: .softmax(temperature: 1))
@@ -74,6 +73,8 @@ struct ComplementNaiveBayes: Sendable {
     var smoothing: Double = 1
     /// Divide each class's log weights by their sum (scikit-learn's `norm=True`).
     var normalizesWeights = false
+    /// Worker threads (0: all cores); the result does not depend on it.
+    var threads = 0
 
     /// Counts the features of each class and returns the model.
     /// - Parameters:
@@ -85,99 +86,120 @@ struct ComplementNaiveBayes: Sendable {
         try NaiveBayesCounts.checkSmoothing(smoothing)
         let counts = try NaiveBayesCounts(problem)
         let classes = problem.classCount
-        let complementTotals = complementTotals(counts)
-        var weights = [Float](repeating: 0, count: counts.features * classes)
+        let columns = Double(counts.compaction.fullColumns)
+        let smoothing = self.smoothing, sign: Float = normalizesWeights ? 1 : -1
+        let complementTotals = counts.classTotals.map { counts.grandTotal - $0 + smoothing * columns }
         let logTotals = complementTotals.map { log($0) }
-        var logSums = [Double](repeating: 0, count: classes)
-        for feature in 0..<counts.features {
-            let total = counts.featureTotals[feature]
+        var weights = counts.weights(threads: threads) { classCounts, total, row in
             // A class without this feature has the whole total as complement count: one logarithm.
             let logAbsent = log(total + smoothing)
             for lane in 0..<classes {
-                let count = counts.featureCounts[feature * classes + lane]
-                let logged = (count == 0 ? logAbsent : log(total - count + smoothing)) - logTotals[lane]
-                weights[feature * classes + lane] = Float(logged)
-                logSums[lane] += logged
+                let count = classCounts[lane]
+                row[lane] = sign * Float((count == 0 ? logAbsent : log(total - count + smoothing)) - logTotals[lane])
             }
         }
-        let unusedLogged = complementTotals.map { log(smoothing / $0) }
-        let unusedColumns = Double(counts.compaction.fullColumns - counts.features)
-        for lane in 0..<classes { logSums[lane] += unusedColumns * unusedLogged[lane] }
-        let factors = (0..<classes).map { normalizesWeights ? 1 / logSums[$0] : -1 }
-        for feature in 0..<counts.features {
-            for lane in 0..<classes {
-                weights[feature * classes + lane] = Float(Double(weights[feature * classes + lane]) * factors[lane])
-            }
+        var unused = logTotals.map { sign * Float(log(smoothing) - $0) }
+        if normalizesWeights {
+            normalize(&weights, unused: &unused, classes: classes, unusedColumns: counts.compaction.fullColumns - counts.features)
         }
-        let unused = (0..<classes).map { Float(unusedLogged[$0] * factors[$0]) }
         let model = LinearModel(features: counts.compaction.fullColumns, classes: classes,
                                 weights: counts.compaction.expand(weights, classes: classes, fill: unused),
                                 bias: Array(repeating: 0, count: classes), probability: .softmax(temperature: 1))
         return ProbabilityCalibration.withFittedTemperature(model, validation: validation)
     }
 
-    /// `Σ_f (T_f − N_cf + α)` over all `n` columns, per class: `T − N_c + n·α`.
-    private func complementTotals(_ counts: NaiveBayesCounts) -> [Double] {
-        let grandTotal = counts.classTotals.reduce(0, +)
-        let columns = Double(counts.compaction.fullColumns)
-        return counts.classTotals.map { grandTotal - $0 + smoothing * columns }
+    /// Divides each class's `log θ̃` by its sum over all columns, the unused ones included.
+    private func normalize(_ weights: inout [Float], unused: inout [Float], classes: Int, unusedColumns: Int) {
+        var sums = unused.map { Double($0) * Double(unusedColumns) }
+        for feature in 0..<(weights.count / max(classes, 1)) {
+            for lane in 0..<classes { sums[lane] += Double(weights[feature * classes + lane]) }
+        }
+        let factors = sums.map { Float(1 / $0) }
+        for index in weights.indices { weights[index] *= factors[index % classes] }
+        for lane in 0..<classes { unused[lane] *= factors[lane] }
     }
 }
 
-/// The sufficient statistics of naive Bayes over the used (compact) columns.
-struct NaiveBayesCounts {
+/// The sufficient statistics of naive Bayes: the class-weighted counts `N_cf` of the used
+/// (compact) columns, read column by column.
+struct NaiveBayesCounts: Sendable {
     /// The used columns of the training matrix.
     let compaction: ColumnCompaction
-    /// `N_cf`, feature-major over the compact columns (`features × classes`).
-    let featureCounts: [Double]
-    /// `N_c = Σ_f N_cf`.
+    /// The compacted matrix, column-major.
+    let columns: SparseColumns
+    /// The class of each row and its weight `w_{yᵢ}`.
+    let labels: [Int32]
+    let rowWeights: [Double]
+    /// `N_c = Σ_f N_cf`, and `Σ_c N_c`.
     let classTotals: [Double]
-    /// `T_f = Σ_c N_cf`.
-    let featureTotals: [Double]
+    let grandTotal: Double
     /// `log(m_c / Σ m)` with `m_c` the class-weighted example count; a class without examples
     /// gets −10³⁰ instead of −∞, so that scores stay finite.
     let classLogPriors: [Float]
 
     /// The number of compact columns.
-    var features: Int { featureTotals.count }
+    var features: Int { columns.columns }
 
-    /// Accumulates `N_cf += w_{y_i} · x_if` over the training rows.
+    /// Compacts the training matrix and computes the class totals.
     /// - Throws: ``MLKitError`` with code `invalidParameter` for a negative value.
     init(_ problem: TrainingProblem) throws {
-        compaction = ColumnCompaction(matrix: problem.matrix)
-        let classes = problem.classCount
-        var counts = [Double](repeating: 0, count: compaction.compactColumns * classes)
-        var exampleWeights = [Double](repeating: 0, count: classes)
-        var negative = false
-        let compaction = self.compaction
-        problem.matrix.forEachRow(in: 0..<problem.matrix.rows) { row, indices, values in
-            let label = Int(problem.labels[row])
-            let weight = Double(problem.classWeights[label])
-            exampleWeights[label] += weight
-            for position in indices.indices {
-                negative = negative || values[position] < 0
-                let column = Int(compaction.compactIndex(of: indices[position])!)
-                counts[column * classes + label] += weight * Double(values[position])
-            }
-        }
-        guard !negative else {
+        guard !problem.matrix.values.contains(where: { $0 < 0 }) else {
             throw MLKitError(.invalidParameter, "naive Bayes needs non-negative feature values (counts or TF-IDF)")
         }
-        var classTotals = [Double](repeating: 0, count: classes)
-        var featureTotals = [Double](repeating: 0, count: compaction.compactColumns)
-        for feature in featureTotals.indices {
-            for lane in 0..<classes {
-                classTotals[lane] += counts[feature * classes + lane]
-                featureTotals[feature] += counts[feature * classes + lane]
-            }
+        compaction = ColumnCompaction(matrix: problem.matrix)
+        columns = SparseColumns(transposing: compaction.compact(problem.matrix))
+        labels = problem.labels
+        let rowWeights = problem.labels.map { Double(problem.classWeights[Int($0)]) }
+        self.rowWeights = rowWeights
+        var classTotals = [Double](repeating: 0, count: problem.classCount)
+        var exampleWeights = [Double](repeating: 0, count: problem.classCount)
+        problem.matrix.forEachRow(in: 0..<problem.matrix.rows) { row, _, values in
+            let label = Int(problem.labels[row])
+            var length = 0.0
+            for value in values { length += Double(value) }
+            classTotals[label] += rowWeights[row] * length
+            exampleWeights[label] += rowWeights[row]
         }
-        let weightSum = exampleWeights.reduce(0, +)
-        featureCounts = counts
         self.classTotals = classTotals
-        self.featureTotals = featureTotals
+        grandTotal = classTotals.reduce(0, +)
+        let weightSum = exampleWeights.reduce(0, +)
         classLogPriors = exampleWeights.map { $0 > 0 ? Float(log($0 / weightSum)) : -1e30 }
     }
 
+    /// Feature-major weights over the compact columns: `row(counts, total, weights)` receives
+    /// each feature's class counts `N_{·f}` (in document order, so the sums never depend on the
+    /// thread count) and their total `T_f`, and writes the feature's `classes` weights.
+    func weights(threads: Int, _ row: @escaping @Sendable (_ counts: UnsafePointer<Double>, _ total: Double,
+                                                          _ weights: UnsafeMutablePointer<Float>) -> Void) -> [Float] {
+        let classes = classTotals.count, counts = self
+        var weights = [Float](repeating: 0, count: features * classes)
+        weights.withUnsafeMutableBufferPointer { buffer in
+            let output = SharedPointer(buffer.baseAddress!)
+            _ = Parallel.map(features, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { range in
+                var classCounts = [Double](repeating: 0, count: classes)
+                classCounts.withUnsafeMutableBufferPointer { scratch in
+                    for feature in range {
+                        let total = counts.classCounts(of: feature, into: scratch.baseAddress!)
+                        row(scratch.baseAddress!, total, output.base + feature * classes)
+                    }
+                }
+            }
+        }
+        return weights
+    }
+
+    /// Writes `N_cf` of every class into `counts` and returns `T_f = Σ_c N_cf`.
+    private func classCounts(of feature: Int, into counts: UnsafeMutablePointer<Double>) -> Double {
+        counts.update(repeating: 0, count: classTotals.count)
+        var total = 0.0
+        for entry in columns.columnStarts[feature]..<columns.columnStarts[feature + 1] {
+            let row = Int(columns.rows[entry])
+            let amount = rowWeights[row] * Double(columns.values[entry])
+            counts[Int(labels[row])] += amount
+            total += amount
+        }
+        return total
+    }
     /// Checks that `α > 0`.
     static func checkSmoothing(_ smoothing: Double) throws {
         guard smoothing > 0, smoothing.isFinite else {

@@ -21,12 +21,18 @@ struct SparseColumns: Sendable {
         var next = starts
         var rows = [Int32](repeating: 0, count: matrix.nonzeros)
         var values = [Float](repeating: 0, count: matrix.nonzeros)
-        matrix.forEachRow(in: 0..<matrix.rows) { row, indices, rowValues in
-            for position in indices.indices {
-                let column = Int(indices[position])
-                rows[next[column]] = Int32(row)
-                values[next[column]] = rowValues[position]
-                next[column] += 1
+        next.withUnsafeMutableBufferPointer { next in
+            rows.withUnsafeMutableBufferPointer { rows in
+                values.withUnsafeMutableBufferPointer { columnValues in
+                    matrix.forEachRow(in: 0..<matrix.rows) { row, indices, rowValues in
+                        for position in indices.indices {
+                            let slot = next[Int(indices[position])]
+                            rows[slot] = Int32(row)
+                            columnValues[slot] = rowValues[position]
+                            next[Int(indices[position])] = slot + 1
+                        }
+                    }
+                }
             }
         }
         self.columnStarts = starts
