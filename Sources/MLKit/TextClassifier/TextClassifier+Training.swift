@@ -4,8 +4,9 @@ extension TextClassifier {
     /// Trains a classifier, as Create ML's `MLTextClassifier(trainingData:parameters:)` does.
     ///
     /// With ``TextClassifierParameters/Algorithm/automatic`` it tries several algorithms and
-    /// settings on the validation data within the time budget, keeps the most accurate (then
-    /// the best macro-F1, then the fastest), and refits it on all the data. The reason is in
+    /// settings on the validation data within the time budget, keeps the first in its order of
+    /// preference whose validation accuracy is within one standard error of the best, and
+    /// refits it on all the data. The reason is in
     /// ``trainingSummary``; the validation figures of the chosen candidate are in
     /// ``validationMetrics``.
     ///
@@ -26,7 +27,7 @@ extension TextClassifier {
         var reason: String
         if let validation, candidates.count > 1 || parameters.algorithm == .automatic {
             results = try plan.evaluate(candidates, train: train, validation: validation, budget: parameters.timeBudget)
-            let best = results.max { CandidateResult.isWorse($0, than: $1) }!  // ties: the earlier candidate
+            let best = TrainingPlan.choose(results)
             reason = plan.explain(results, chosen: best)
             results = [best] + results.filter { $0.candidate != best.candidate }
         } else if let validation {

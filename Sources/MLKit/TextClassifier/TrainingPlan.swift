@@ -130,7 +130,7 @@ struct TrainingPlan {
         }
         var grid: [(Algorithm, [Double])] = [
             // Cheap candidates first, so that a spent time budget cuts the slowest ones.
-            (.linearSVM, [0.25, 1]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]), (.embedding, [1]),
+            (.linearSVM, [0.5, 1, 0.25]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]), (.embedding, [1]),
             (.maxEnt, [4, 16]),
         ]
         if let strength { grid = grid.map { ($0.0, [strength]) } }
@@ -247,14 +247,28 @@ struct TrainingPlan {
         return rankings
     }
 
+    /// The candidate to keep, by the one-standard-error rule (Breiman et al., 1984; Hastie,
+    /// Tibshirani & Friedman, 2009, §7.10): of the candidates whose validation accuracy is within
+    /// one standard error `√(p(1−p)/n)` of the best, the earliest in the plan's order of
+    /// preference. Differences smaller than that are noise in a hold-out of n examples.
+    static func choose(_ results: [CandidateResult]) -> CandidateResult {
+        let best = results.max { CandidateResult.isWorse($0, than: $1) }!
+        let accuracy = best.metrics.accuracy
+        let standardError = (accuracy * (1 - accuracy) / Double(max(1, best.metrics.count))).squareRoot()
+        return results.filter { $0.metrics.accuracy >= accuracy - standardError }.min { $0.order < $1.order } ?? best
+    }
+
     /// Why the best candidate won, listing every candidate's validation accuracy and macro-F1.
     func explain(_ results: [CandidateResult], chosen: CandidateResult) -> String {
         let lines = results.sorted { CandidateResult.isWorse($1, than: $0) }.map { result in
             String(format: "%@: accuracy %.4f, macro-F1 %.4f, %.2f s", result.candidate.label,
                    result.metrics.accuracy, result.metrics.macroF1, result.seconds)
         }
-        return "highest validation accuracy of \(results.count) candidates on \(chosen.metrics.count) held-out examples "
-            + "(then macro-F1, then the order listed in docs/cli.md):\n" + lines.joined(separator: "\n")
+        let best = results.max { CandidateResult.isWorse($0, than: $1) }!
+        let standardError = (best.metrics.accuracy * (1 - best.metrics.accuracy) / Double(max(1, best.metrics.count))).squareRoot()
+        return String(format: "the first in order of preference within one standard error (%.4f) of the best validation accuracy, "
+                      + "of %d candidates on %d held-out examples:\n", standardError, results.count, chosen.metrics.count)
+            + lines.joined(separator: "\n")
     }
 }
 
