@@ -118,9 +118,7 @@ struct LinearSVM: Sendable {
 
     /// Checks the settings.
     private func validate() throws {
-        func fail(_ field: String, _ reason: String) -> MLKitError {
-            MLKitError(.invalidParameter, reason, at: .init(field: field))
-        }
+        let fail = MLKitError.invalidParameter
         guard c > 0, c.isFinite else { throw fail("c", "must be positive, not \(c)") }
         guard tolerance > 0 else { throw fail("tolerance", "must be positive, not \(tolerance)") }
         guard maxIterations >= 1 else { throw fail("maxIterations", "must be at least 1, not \(maxIterations)") }

@@ -89,9 +89,7 @@ struct LogisticRegression: Sendable {
 
     /// Checks the settings and the shape of the warm start.
     private func validate(problem: TrainingProblem, initial: LinearModel?) throws {
-        func fail(_ field: String, _ reason: String) -> MLKitError {
-            MLKitError(.invalidParameter, reason, at: .init(field: field))
-        }
+        let fail = MLKitError.invalidParameter
         guard c > 0, c.isFinite else { throw fail("c", "must be positive, not \(c)") }
         guard tolerance > 0 else { throw fail("tolerance", "must be positive, not \(tolerance)") }
         guard maxIterations >= 0 else { throw fail("maxIterations", "must not be negative, not \(maxIterations)") }

@@ -84,9 +84,7 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
     /// Checks the settings.
     /// - Throws: ``MLKitError`` with code `invalidParameter`, naming the setting at fault.
     public func validate() throws {
-        func fail(_ field: String, _ reason: String) -> MLKitError {
-            MLKitError(.invalidParameter, reason, at: .init(field: field))
-        }
+        let fail = MLKitError.invalidParameter
         guard tokenizer.unit == .word else { throw fail("tokenizer.unit", "features need the word unit, not '\(tokenizer.unit.rawValue)'") }
         try tokenizer.validate()
         guard (1...5).contains(maxWordNGram) else { throw fail("maxWordNGram", "must be 1 to 5, not \(maxWordNGram)") }

@@ -15,25 +15,8 @@ enum SparseKernels {
     @inline(__always)
     static func accumulateRows(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
                                weights: UnsafePointer<Float>, classes: Int, into scores: UnsafeMutablePointer<Float>) {
-        let wide = classes & ~7
-        let raw = UnsafeMutableRawPointer(scores)
         for position in 0..<indices.count {
-            let row = weights + Int(indices[position]) * classes
-            let value = values[position]
-            let rowRaw = UnsafeRawPointer(row)
-            let broadcast = SIMD8<Float>(repeating: value)
-            var lane = 0
-            while lane < wide {
-                let offset = lane * MemoryLayout<Float>.stride
-                let sum = raw.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                    + broadcast * rowRaw.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                raw.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
-                lane += 8
-            }
-            while lane < classes {
-                scores[lane] += value * row[lane]
-                lane += 1
-            }
+            addScaled(values[position], weights + Int(indices[position]) * classes, to: scores, count: classes)
         }
     }
 
@@ -54,25 +37,33 @@ enum SparseKernels {
     /// rows: the plain kernel that BLAS's `sgemm` is measured against.
     static func multiplyAccumulate(m: Int, n: Int, k: Int, a: UnsafePointer<Float>, b: UnsafePointer<Float>,
                                    c: UnsafeMutablePointer<Float>) {
-        let wide = n & ~7
         for row in 0..<m {
-            let cRow = UnsafeMutableRawPointer(c + row * n)
             for inner in 0..<k {
-                let scale = SIMD8<Float>(repeating: a[row * k + inner])
-                let bRow = UnsafeRawPointer(b + inner * n)
-                var column = 0
-                while column < wide {
-                    let offset = column * MemoryLayout<Float>.stride
-                    let sum = cRow.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                        + scale * bRow.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                    cRow.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
-                    column += 8
-                }
-                while column < n {
-                    c[row * n + column] += a[row * k + inner] * b[inner * n + column]
-                    column += 1
-                }
+                addScaled(a[row * k + inner], b + inner * n, to: c + row * n, count: n)
             }
+        }
+    }
+
+    /// `target[0..<count] += scale · source[0..<count]`, eight lanes at a time: the inner step
+    /// of both the sparse row accumulation and the plain matrix product.
+    @inline(__always)
+    static func addScaled(_ scale: Float, _ source: UnsafePointer<Float>, to target: UnsafeMutablePointer<Float>,
+                          count: Int) {
+        let wide = count & ~7
+        let targetRaw = UnsafeMutableRawPointer(target)
+        let sourceRaw = UnsafeRawPointer(source)
+        let broadcast = SIMD8<Float>(repeating: scale)
+        var lane = 0
+        while lane < wide {
+            let offset = lane * MemoryLayout<Float>.stride
+            let sum = targetRaw.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+                + broadcast * sourceRaw.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
+            targetRaw.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
+            lane += 8
+        }
+        while lane < count {
+            target[lane] += scale * source[lane]
+            lane += 1
         }
     }
 }

@@ -104,6 +104,11 @@ public struct MLKitError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension MLKitError {
+    /// An `invalidParameter` error that names the setting at fault.
+    static func invalidParameter(_ field: String, _ reason: String) -> MLKitError {
+        MLKitError(.invalidParameter, reason, at: .init(field: field))
+    }
+
     /// Returns a copy with `file` set, for readers that learn the path after parsing bytes.
     func inFile(_ file: String?) -> MLKitError {
         guard let file else { return self }

@@ -21,9 +21,7 @@ struct TrainingPlan {
     }
 
     private func validate() throws {
-        func fail(_ field: String, _ reason: String) -> MLKitError {
-            MLKitError(.invalidParameter, reason, at: .init(field: field))
-        }
+        let fail = MLKitError.invalidParameter
         if case .split(let fraction) = parameters.validation, !(fraction > 0 && fraction < 1) {
             throw fail("validation", "the validation fraction must lie strictly between 0 and 1, not \(fraction)")
         }
