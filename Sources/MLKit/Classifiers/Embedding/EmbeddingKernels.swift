@@ -8,27 +8,6 @@ import Foundation
 /// with unaligned SIMD loads and finishes with a scalar tail, so any dimension works and
 /// multiples of 8 are fastest.
 enum EmbeddingKernels {
-    /// `y += scale · x`, over `count` floats.
-    @inline(__always)
-    static func addScaled(_ x: UnsafePointer<Float>, scale: Float, into y: UnsafeMutablePointer<Float>, count: Int) {
-        let wide = count & ~7
-        let source = UnsafeRawPointer(x)
-        let target = UnsafeMutableRawPointer(y)
-        let broadcast = SIMD8<Float>(repeating: scale)
-        var lane = 0
-        while lane < wide {
-            let offset = lane &* MemoryLayout<Float>.stride
-            let sum = target.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-                + broadcast * source.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self)
-            target.storeBytes(of: sum, toByteOffset: offset, as: SIMD8<Float>.self)
-            lane &+= 8
-        }
-        while lane < count {
-            y[lane] += scale * x[lane]
-            lane &+= 1
-        }
-    }
-
     /// The weighted sum of embedding rows: `h = Σ_i w_i · E[r_i, :]`, with `h` overwritten.
     ///
     /// The columns go 32 at a time (then 8, then one), each block summed over all the features
@@ -97,8 +76,7 @@ enum EmbeddingKernels {
         for position in 0..<count {
             let row = rows[position]
             guard owned.contains(row) else { continue }
-            addScaled(gradient, scale: scale * weights[position], into: embeddings + Int(row) &* dimension,
-                      count: dimension)
+            SparseKernels.addScaled(scale * weights[position], gradient, to: embeddings + Int(row) &* dimension, count: dimension)
         }
     }
 

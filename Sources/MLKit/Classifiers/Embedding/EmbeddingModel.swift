@@ -87,8 +87,7 @@ struct EmbeddingModel: Sendable, Equatable {
                     if found < 0 { continue }
                     let value = values[position]
                     total += value
-                    EmbeddingKernels.addScaled(base + Int(found) &* dimension, scale: value, into: hidden,
-                                               count: dimension)
+                    SparseKernels.addScaled(value, base + Int(found) &* dimension, to: hidden, count: dimension)
                 }
             }
         }

@@ -298,7 +298,7 @@ final class EmbeddingTrainingState: @unchecked Sendable {
                        a: hidden, lda: dimension, b: logits, ldb: classes, beta: 1, c: output, ldc: classes)
         let biasRate = -learningRate / Float(count)
         for slot in 0..<count {
-            EmbeddingKernels.addScaled(logits + slot * classes, scale: biasRate, into: bias, count: classes)
+            SparseKernels.addScaled(biasRate, logits + slot * classes, to: bias, count: classes)
         }
         return loss
     }
