@@ -7,6 +7,8 @@
 //       MLKit  — the core: Foundation + the system libraries above, nothing else
 //          |
 //       mlkit  — the command-line tool (swift-argument-parser)
+//   MLKitServer (MLKit, Hummingbird 2, GRDB, swift-crypto, swift-log, swift-service-lifecycle)
+//          sits beside the core and under `mlkit serve`
 import PackageDescription
 
 let strictSettings: [SwiftSetting] = [
@@ -38,6 +40,7 @@ let package = Package(
     products: [
         .library(name: "MLKit", targets: ["MLKit"]),
         .executable(name: "mlkit", targets: ["mlkit"]),
+        .library(name: "MLKitServer", targets: ["MLKitServer"]),
     ],
     traits: [
         .trait(
@@ -48,6 +51,14 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The collection server (MLKitServer).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: blasTargets + [
         .target(
@@ -62,11 +73,28 @@ let package = Package(
             swiftSettings: strictSettings + [.define("MLKIT_ICU", .when(traits: ["ICU"]))],
             linkerSettings: blasLinker
         ),
+        .target(
+            name: "MLKitServer",
+            dependencies: [
+                "MLKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "mlkit",
             dependencies: [
                 "MLKit",
+                "MLKitServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -85,6 +113,11 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: ["mlkit"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: ["mlkit", "MLKit"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,0 +1,79 @@
+import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Bearer tokens: random secrets handed out once, stored only as their SHA-256, and compared
+/// in constant time.
+enum AccessToken {
+    /// A new token: `mlk_` and 32 random bytes in base64url (256 bits from the system's
+    /// cryptographic generator).
+    static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let base64 = Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return "mlk_\(base64)"
+    }
+
+    /// The SHA-256 of a token, as stored.
+    static func hash(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
+
+    /// Compares two byte strings in time that depends only on their lengths.
+    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+}
+
+/// Checks the bearer token of a request against the stored hashes.
+///
+/// The hashes are cached in memory; an unknown token reloads them once, so a token made by
+/// `mlkit serve token create` while the server runs works at once. Every stored hash is
+/// compared, with no early exit. Tokens never reach a log.
+final class TokenVerifier: Sendable {
+    private let store: any CollectionStore
+    private let cache = NIOLockedValueBox<[TokenRecord]?>(nil)
+
+    init(store: any CollectionStore) {
+        self.store = store
+    }
+
+    /// The token of an `Authorization: Bearer` header, checked for a scope and a collection.
+    /// - Parameters:
+    ///   - authorization: The header's value.
+    ///   - scope: The scope the endpoint needs.
+    ///   - collection: The collection the request concerns, if any.
+    /// - Throws: ``CollectionServerError``: unauthorized for a missing or unknown token, forbidden
+    ///   for one of another scope or collection.
+    func authorize(_ authorization: String?, scope: TokenScope, collection: String?) async throws -> TokenRecord {
+        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            throw CollectionServerError(.unauthorized, "this endpoint needs a bearer token with the \(scope.rawValue) scope")
+        }
+        let hash = AccessToken.hash(authorization.dropFirst(7).trimmingASCIIWhitespace())
+        var token = Self.find(hash, in: cache.withLockedValue { $0 } ?? [])
+        if token == nil {
+            let stored = try await store.tokens()
+            cache.withLockedValue { $0 = stored }
+            token = Self.find(hash, in: stored)
+        }
+        guard let token else { throw CollectionServerError(.unauthorized, "the bearer token is not valid") }
+        guard token.scope == scope else {
+            throw CollectionServerError(.forbidden, "this endpoint needs the \(scope.rawValue) scope; the token has \(token.scope.rawValue)")
+        }
+        if let limit = token.collection, let collection, limit != collection {
+            throw CollectionServerError(.forbidden, "the token is limited to collection '\(limit)'")
+        }
+        return token
+    }
+
+    private static func find(_ hash: [UInt8], in tokens: [TokenRecord]) -> TokenRecord? {
+        var found: TokenRecord?
+        for token in tokens where AccessToken.constantTimeEqual(token.hash, hash) {
+            found = token
+        }
+        return found
+    }
+}

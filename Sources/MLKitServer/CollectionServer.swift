@@ -1,0 +1,109 @@
+public import Foundation
+import Hummingbird
+public import Logging
+import NIOCore
+
+/// The collection server behind `mlkit serve`: collections, targeted deployments, model
+/// downloads and keys over HTTP (`docs/collection-server.md`).
+///
+/// Metadata lives in SQLite (`mlkit.sqlite` in the data folder, migrated at start-up) and model
+/// files under `models/`, named by their SHA-256.
+public struct CollectionServer: Sendable {
+    /// Where the server keeps its data and where it listens.
+    public struct Configuration: Sendable {
+        /// The data folder: the database, `models/` and `uploads/`. Created if missing.
+        public var dataFolder: URL
+        /// The address to listen on.
+        public var host: String
+        /// The port; 0 picks a free one (``CollectionServer/run(onListening:)`` reports it).
+        public var port: Int
+        /// The largest model file an upload may send, in bytes; larger ones get 413.
+        public var maxUploadSize: Int64
+
+        /// 512 MiB.
+        public static let defaultMaxUploadSize: Int64 = 512 << 20
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - dataFolder: The data folder.
+        ///   - host: The address to listen on (127.0.0.1 by default).
+        ///   - port: The port (8080 by default, 0 for any free one).
+        ///   - maxUploadSize: The upload size limit in bytes.
+        public init(dataFolder: URL, host: String = "127.0.0.1", port: Int = 8080,
+                    maxUploadSize: Int64 = defaultMaxUploadSize) {
+            self.dataFolder = dataFolder
+            self.host = host
+            self.port = port
+            self.maxUploadSize = maxUploadSize
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    private let logger: Logger
+
+    /// Creates a server; nothing is opened until ``run(onListening:)``.
+    /// - Parameters:
+    ///   - configuration: Data folder, address and limits.
+    ///   - logger: Where the server logs, with structured metadata.
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Opens the data folder and serves until SIGINT or SIGTERM, then shuts down gracefully:
+    /// requests under way are finished first.
+    /// - Parameter onListening: Called once with the address and port the server listens on.
+    /// - Throws: ``CollectionServerError`` when the data folder or database cannot be opened,
+    ///   or the error that stopped the server.
+    public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void) async throws {
+        let store = try Self.openStore(configuration.dataFolder)
+        let (files, removed) = try ModelFileStore.prepare(dataFolder: configuration.dataFolder)
+        if removed > 0 {
+            logger.notice("removed unfinished uploads", metadata: ["count": "\(removed)"])
+        }
+        let state = ServerState(store: store, files: files, tokens: TokenVerifier(store: store),
+                                maxUploadSize: configuration.maxUploadSize, resolvedBodies: ResolvedBodyCache(),
+                                activeDeployments: ActiveDeploymentCache(), fileIO: FileIO())
+        let logger = self.logger
+        let application = Application(
+            responder: CollectionServerResponder(state: state, logger: logger),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mlkit"),
+            onServerRunning: { channel in
+                let address = channel.localAddress
+                let host = address?.ipAddress ?? "?"
+                let port = address?.port ?? 0
+                logger.notice("listening", metadata: ["host": "\(host)", "port": "\(port)",
+                                                      "data": "\(files.modelsFolder.deletingLastPathComponent().path)"])
+                onListening(host, port)
+            },
+            logger: logger)
+        try await application.runService()
+        logger.notice("stopped")
+    }
+
+    /// Makes a bearer token and stores its hash in the data folder's database.
+    /// - Parameters:
+    ///   - dataFolder: The server's data folder (created if missing).
+    ///   - scope: What the token may do.
+    ///   - collection: The one collection it is limited to, if any.
+    /// - Returns: The token: shown once, never stored in clear.
+    /// - Throws: ``CollectionServerError``: bad request for an invalid collection identifier,
+    ///   storage when the database cannot be written.
+    public static func createToken(dataFolder: URL, scope: TokenScope, collection: String?) async throws -> String {
+        if let collection { _ = try Identifier.collection(collection) }
+        let store = try openStore(dataFolder)
+        let token = AccessToken.generate()
+        try await store.addToken(TokenRecord(hash: AccessToken.hash(token), scope: scope, collection: collection), at: Date())
+        return token
+    }
+
+    private static func openStore(_ dataFolder: URL) throws -> SQLiteCollectionStore {
+        do {
+            try FileManager.default.createDirectory(at: dataFolder, withIntermediateDirectories: true)
+        } catch {
+            throw CollectionServerError.storage("\(dataFolder.path): cannot create the data folder: \(error.localizedDescription)")
+        }
+        return try SQLiteCollectionStore(path: dataFolder.appendingPathComponent("mlkit.sqlite").path)
+    }
+}

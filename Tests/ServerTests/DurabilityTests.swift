@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// What survives a restart and a crash.
+@Suite("Durability")
+struct DurabilityTests {
+    @Test("A restarted server keeps collections, deployments, model files and tokens")
+    func restartKeepsEverything() async throws {
+        let server = try ServerProcess()
+        var client = HTTPClient(base: server.baseURL)
+        let token = try server.token(scope: "publish")
+        try await ServerFixture.createCollection(client, "kept", models: ["m"], token: token)
+        let model = ServerFixture.model(version: "kept")
+        let sha = try await ServerFixture.upload(client, model, token: token)
+        let first = try await ServerFixture.deploy(client, "kept", models: ["m": sha], token: token)
+        let targeted = try await ServerFixture.deploy(client, "kept", models: ["m": sha], targeting: ["regionCodes": ["FR"]],
+                                                      token: token)
+        let before = try await client.send("GET", "/v1/collections/kept")
+        let history = try await client.send("GET", "/v1/collections/kept/deployments", token: token)
+
+        #expect(server.stop() == 0, "a graceful shutdown exits 0")
+        try server.restart()
+        client = HTTPClient(base: server.baseURL)
+
+        let after = try await client.send("GET", "/v1/collections/kept")
+        #expect(after.status == 200)
+        #expect(after.body == before.body)
+        #expect(after.header("ETag") == before.header("ETag"))
+        #expect(try await ServerFixture.resolved(client, "kept", query: "regionCode=FR") == targeted)
+        #expect(try await ServerFixture.resolved(client, "kept") == first)
+        #expect(try await client.send("GET", "/v1/models/\(sha)").body == model)
+        // The publish token still works, and the history is the same.
+        let historyAfter = try await client.send("GET", "/v1/collections/kept/deployments", token: token)
+        #expect(historyAfter.status == 200)
+        #expect(historyAfter.body == history.body)
+        server.stop()
+    }
+
+    @Test("kill -9 during an upload leaves no partial model, and the server starts clean")
+    func killDuringUpload() async throws {
+        let server = try ServerProcess()
+        let token = try server.token(scope: "publish")
+        let port = try #require(server.baseURL.port)
+        let model = ServerFixture.model(version: "killed", padding: 2_000_000)
+        let partialSHA = try ServerFixture.sha256(model.prefix(1_000_000))
+        let fullSHA = try ServerFixture.sha256(model)
+        let uploads = server.data.appendingPathComponent("uploads")
+        let models = server.data.appendingPathComponent("models")
+
+        // Send the headers and half the body, then kill the server while it waits for the rest.
+        let connection = try RawConnection(port: port)
+        try connection.write(Data("""
+            POST /v1/models HTTP/1.1\r
+            Host: 127.0.0.1\r
+            Authorization: Bearer \(token)\r
+            Content-Type: application/octet-stream\r
+            Content-Length: \(model.count)\r
+            \r
+
+            """.utf8))
+        try connection.write(model.prefix(1_000_000))
+        // Wait until the server has the temporary file open and written.
+        var waited = 0
+        while waited < 200, (try FileManager.default.contentsOfDirectory(atPath: uploads.path)).isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).count == 1, "the upload is under way")
+        server.kill()
+        connection.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: models.path).isEmpty, "no partial model is visible")
+
+        try server.restart()
+        let client = HTTPClient(base: server.baseURL)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).isEmpty, "the leftover is removed")
+        #expect(server.log.text.contains("removed unfinished uploads"))
+        #expect(try await client.send("GET", "/v1/models/\(partialSHA)").status == 404)
+        #expect(try await client.send("GET", "/v1/models/\(fullSHA)").status == 404)
+        // The same upload now succeeds.
+        let sha = try await ServerFixture.upload(client, model, token: token)
+        #expect(sha == fullSHA)
+        #expect(try await client.send("GET", "/v1/models/\(sha)").body == model)
+        server.stop()
+    }
+}

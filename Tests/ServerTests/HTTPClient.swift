@@ -1,0 +1,137 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An answer from the server.
+struct HTTPAnswer: Sendable {
+    let status: Int
+    let headers: [String: String]
+    let body: Data
+
+    /// A header, by case-insensitive name.
+    func header(_ name: String) -> String? {
+        headers.first { $0.key.lowercased() == name.lowercased() }?.value
+    }
+
+    /// The body as a JSON object.
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+    }
+
+    /// The message of an error body.
+    var errorMessage: String {
+        (json["error"] as? [String: Any])?["message"] as? String ?? ""
+    }
+}
+
+/// Requests through URLSession, with no cache, so that ETags and ranges reach the server as
+/// written.
+struct HTTPClient: Sendable {
+    let base: URL
+    let session: URLSession
+
+    init(base: URL) {
+        self.base = base
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.timeoutIntervalForRequest = 120
+        session = URLSession(configuration: configuration)
+    }
+
+    /// Sends a request to `path` (with its query, if any).
+    func send(_ method: String = "GET", _ path: String, body: Data? = nil, headers: [String: String] = [:],
+              token: String? = nil) async throws -> HTTPAnswer {
+        guard let url = URL(string: path, relativeTo: base) else { throw ServerTestError("bad path \(path)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw ServerTestError("not an HTTP response") }
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name] = value }
+        }
+        return HTTPAnswer(status: http.statusCode, headers: fields, body: data)
+    }
+
+    /// Sends a JSON body.
+    func send(_ method: String, _ path: String, json: Any, token: String?) async throws -> HTTPAnswer {
+        let body = try JSONSerialization.data(withJSONObject: json)
+        return try await send(method, path, body: body, headers: ["Content-Type": "application/json"], token: token)
+    }
+}
+
+/// A bare TCP connection to the server, for what URLSession will not send: paths with dot
+/// segments, and uploads cut off halfway.
+final class RawConnection {
+    private var socket: Int32
+
+    init(port: Int) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw ServerTestError("socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            Glibc.close(socket)
+            throw ServerTestError("connect() failed")
+        }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close() }
+
+    /// Closes the connection.
+    func close() {
+        if socket >= 0 { Glibc.close(socket) }
+        socket = -1
+    }
+
+    /// Writes bytes.
+    func write(_ data: Data) throws {
+        try data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let sent = send(socket, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                guard sent > 0 else { throw ServerTestError("send() failed") }
+                offset += sent
+            }
+        }
+    }
+
+    /// Reads until the server closes the connection or `limit` bytes arrived.
+    func readAll(limit: Int = 1 << 20) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while data.count < limit {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return data
+    }
+
+    /// Sends one request with `Connection: close` and returns the status line and whole answer.
+    static func request(port: Int, _ head: String, body: Data = Data()) throws -> (status: Int, text: String) {
+        let connection = try RawConnection(port: port)
+        try connection.write(Data((head + "\r\n").utf8) + body)
+        let text = String(decoding: connection.readAll(), as: UTF8.self)
+        let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
+        return (status, text)
+    }
+}

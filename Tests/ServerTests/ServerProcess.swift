@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real `mlkit serve` process on 127.0.0.1, on an ephemeral port, over a data folder.
+final class ServerProcess: @unchecked Sendable {
+    /// The data folder.
+    let data: URL
+    /// `http://127.0.0.1:PORT`.
+    private(set) var baseURL: URL
+    private var process: Process
+    private let extraArguments: [String]
+    /// Everything the server wrote to standard error (its JSON log lines).
+    private(set) var log = LogCollector()
+
+    /// Starts a server over `data` (a new temporary folder by default).
+    init(data: URL? = nil, arguments: [String] = []) throws {
+        self.data = try data ?? Self.temporaryFolder()
+        self.extraArguments = arguments
+        (process, baseURL, log) = try Self.launch(data: self.data, arguments: arguments)
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// The server's process ID.
+    var pid: Int32 { process.processIdentifier }
+
+    /// Stops the server with SIGTERM (a graceful shutdown) and waits for it.
+    /// - Returns: The exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Kills the server with SIGKILL: no shutdown at all.
+    func kill() {
+        if process.isRunning {
+            _ = Foundation.kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    /// Starts the server again over the same data folder (on a new port).
+    func restart() throws {
+        if process.isRunning { stop() }
+        (process, baseURL, log) = try Self.launch(data: data, arguments: extraArguments)
+    }
+
+    /// Makes a token with `mlkit serve token create`.
+    func token(scope: String, collection: String? = nil) throws -> String {
+        var arguments = ["serve", "token", "create", "--data", data.path, "--scope", scope]
+        if let collection { arguments += ["--collection", collection] }
+        let result = try MLKitBinary.run(arguments)
+        guard result.status == 0 else {
+            throw ServerTestError("token create failed (\(result.status)): \(result.stderr)")
+        }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func launch(data: URL, arguments: [String]) throws -> (Process, URL, LogCollector) {
+        let process = Process()
+        process.executableURL = MLKitBinary.url
+        process.arguments = ["serve", "--data", data.path, "--host", "127.0.0.1", "--port", "0"] + arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        let log = LogCollector()
+        log.collect(errors.fileHandleForReading)
+        try process.run()
+        // The first line on standard output names the bound address.
+        let line = FirstLine(output.fileHandleForReading).wait(seconds: 60)
+        guard let line, line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
+            process.terminate()
+            process.waitUntilExit()
+            throw ServerTestError("the server did not start: \(line ?? "no output"); log: \(log.text)")
+        }
+        return (process, url, log)
+    }
+
+    /// A new temporary folder.
+    static func temporaryFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+}
+
+/// Reads the first line of a pipe, keeping the rest flowing so that the server never blocks.
+private final class FirstLine: @unchecked Sendable {
+    private var line: String?
+    private let ready = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            var buffer = Data()
+            var signalled = false
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                guard !signalled else { continue }
+                buffer.append(chunk)
+                if let newline = buffer.firstIndex(of: 0x0A) {
+                    line = String(decoding: buffer[..<newline], as: UTF8.self)
+                    signalled = true
+                    ready.signal()
+                }
+            }
+            if !signalled { ready.signal() }
+        }
+    }
+
+    func wait(seconds: Double) -> String? {
+        _ = ready.wait(timeout: .now() + seconds)
+        return line
+    }
+}
+
+/// Collects a pipe's bytes on a background thread.
+final class LogCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    private let ended = DispatchSemaphore(value: 0)
+
+    func collect(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                lock.lock()
+                data.append(chunk)
+                lock.unlock()
+            }
+            ended.signal()
+        }
+    }
+
+    /// Everything, once the writer has closed the pipe.
+    var finalText: String {
+        ended.wait()
+        ended.signal()
+        return text
+    }
+
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The `mlkit` binary that `swift build` put beside the test bundle.
+enum MLKitBinary {
+    /// What a run printed and how it ended.
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static let url: URL = {
+        let bundleFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [
+            bundleFolder.appendingPathComponent("mlkit"),
+            Bundle.main.bundleURL.appendingPathComponent("mlkit"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("mlkit"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }()
+
+    /// Runs `mlkit` to completion.
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        let stdout = LogCollector(), stderr = LogCollector()
+        stdout.collect(output.fileHandleForReading)
+        stderr.collect(errors.fileHandleForReading)
+        try process.run()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: stdout.finalText, stderr: stderr.finalText)
+    }
+}
+
+/// A failure of the test harness itself.
+struct ServerTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
