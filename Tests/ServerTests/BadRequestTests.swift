@@ -6,9 +6,7 @@ import Testing
 struct BadRequestTests {
     @Test("Path traversal, malformed JSON, unknown names, invalid and oversized models")
     func badRequests() async throws {
-        let server = try ServerProcess(arguments: ["--max-upload-size", "64K"])
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start(arguments: ["--max-upload-size", "64K"])
         let port = try #require(server.baseURL.port)
         try await ServerFixture.createCollection(client, "bad", models: ["m"], token: token)
 

@@ -6,9 +6,7 @@ import Testing
 struct CachingTests {
     @Test("A resolved collection has an ETag; If-None-Match answers 304 until the deployment changes")
     func resolvedETag() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         try await ServerFixture.createCollection(client, "etag", models: ["m"], token: token)
         let sha = try await ServerFixture.upload(client, ServerFixture.model(version: "e1"), token: token)
         _ = try await ServerFixture.deploy(client, "etag", models: ["m": sha], token: token)
@@ -36,9 +34,7 @@ struct CachingTests {
 
     @Test("Range requests give 206 with Content-Range; past the end gives 416")
     func ranges() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         // About 3 MB, so that ranges cross the server's read chunks.
         let model = ServerFixture.model(version: "big", padding: 3_000_000)
         let sha = try await ServerFixture.upload(client, model, token: token)
@@ -79,9 +75,7 @@ struct CachingTests {
 
     @Test("A download cut off midway resumes with Range and gives the same bytes")
     func resumeAfterCutConnection() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         let model = ServerFixture.model(version: "cut", padding: 4_000_000)
         let sha = try await ServerFixture.upload(client, model, token: token)
         let port = try #require(server.baseURL.port)

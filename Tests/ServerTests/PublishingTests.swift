@@ -7,9 +7,7 @@ import Testing
 struct PublishingTests {
     @Test("An uploaded model is stored under its SHA-256, deployed, resolved and downloaded byte for byte")
     func publishResolveDownload() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         let model = ServerFixture.model(version: "1.0")
         let expectedSHA = try ServerFixture.sha256(model)
 
@@ -75,9 +73,7 @@ struct PublishingTests {
 
     @Test("Deployments supersede, roll back and keep their whole history")
     func rollbackAndHistory() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         try await ServerFixture.createCollection(client, "news", models: ["topic"], token: token)
         var deployments: [String] = []
         for version in ["1", "2", "3"] {
@@ -123,9 +119,7 @@ struct PublishingTests {
 
     @Test("A draft deployment is not served until it is activated")
     func draftUntilActivated() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         try await ServerFixture.createCollection(client, "drafts", models: ["m"], token: token)
         let sha = try await ServerFixture.upload(client, ServerFixture.model(version: "d"), token: token)
         let draft = try await ServerFixture.deploy(client, "drafts", models: ["m": sha], activate: false, token: token)

@@ -41,6 +41,12 @@ enum ServerFixture {
         return String(text.prefix(64))
     }
 
+    /// Starts a server over a new data folder, with a publish token and a client.
+    static func start(arguments: [String] = []) throws -> (server: ServerProcess, client: HTTPClient, token: String) {
+        let server = try ServerProcess(arguments: arguments)
+        return (server, HTTPClient(base: server.baseURL), try server.token(scope: "publish"))
+    }
+
     /// Creates a collection.
     @discardableResult
     static func createCollection(_ client: HTTPClient, _ identifier: String, models: [String], token: String) async throws -> HTTPAnswer {

@@ -167,15 +167,12 @@ enum MLKitBinary {
         let stderr: String
     }
 
-    static let url: URL = {
-        let bundleFolder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [
-            bundleFolder.appendingPathComponent("mlkit"),
-            Bundle.main.bundleURL.appendingPathComponent("mlkit"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("mlkit"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }()
+    /// Beside the test bundle on Linux (`.build/debug/mlkitPackageTests.xctest`), beside the
+    /// `.xctest` folder on Apple systems.
+    static let url: URL = [CommandLine.arguments[0], Bundle.main.bundleURL.path]
+        .map { URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("mlkit") }
+        .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mlkit")
 
     /// Runs `mlkit` to completion.
     static func run(_ arguments: [String]) throws -> Result {

@@ -7,9 +7,7 @@ import Testing
 struct TargetingTests {
     @Test("A table of device contexts resolves to the right deployment")
     func contextTable() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         try await ServerFixture.createCollection(client, "targets", models: ["m"], token: token)
         func deploy(_ version: String, _ targeting: [String: Any]?) async throws -> String {
             let sha = try await ServerFixture.upload(client, ServerFixture.model(version: version), token: token)
@@ -52,9 +50,7 @@ struct TargetingTests {
 
     @Test("A rollout covers about its share of 10,000 installation IDs, the same ones every time")
     func rolloutShare() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         try await ServerFixture.createCollection(client, "rollout", models: ["m"], token: token)
         let baseSHA = try await ServerFixture.upload(client, ServerFixture.model(version: "base"), token: token)
         let base = try await ServerFixture.deploy(client, "rollout", models: ["m": baseSHA], token: token)
@@ -82,9 +78,7 @@ struct TargetingTests {
 
     @Test("Rules and percentages that cannot be used are refused with the field named")
     func invalidRules() async throws {
-        let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
-        let token = try server.token(scope: "publish")
+        let (server, client, token) = try ServerFixture.start()
         try await ServerFixture.createCollection(client, "rules", models: ["m"], token: token)
         let sha = try await ServerFixture.upload(client, ServerFixture.model(version: "r"), token: token)
         let cases: [([String: Any], String)] = [

@@ -1,7 +1,8 @@
 import Foundation
 
-/// A collection: an identifier, a description and the identifiers of its models.
-struct CollectionRecord: Sendable, Hashable {
+/// A collection: an identifier, a description and the identifiers of its models. Its JSON is
+/// the API's Collection.
+struct CollectionRecord: Sendable, Hashable, Encodable {
     var identifier: String
     var description: String
     var modelIdentifiers: [String]
@@ -11,8 +12,9 @@ struct CollectionRecord: Sendable, Hashable {
     var defaultDeploymentID: String?
 }
 
-/// A model file stored on the server, named by the SHA-256 of its bytes.
-struct ModelFileRecord: Sendable, Hashable {
+/// A model file stored on the server, named by the SHA-256 of its bytes. Its JSON (without
+/// `created`) answers an upload.
+struct ModelFileRecord: Sendable, Hashable, Encodable {
     var sha256: String
     var size: Int64
     var formatVersion: Int
@@ -24,6 +26,10 @@ struct ModelFileRecord: Sendable, Hashable {
     /// The version in the model's metadata, for a plain model.
     var version: String?
     var created: Date
+
+    private enum CodingKeys: String, CodingKey {
+        case sha256, size, formatVersion, encrypted, keyIdentifier, kind, version
+    }
 }
 
 /// A model file in a deployment, under its model identifier.

@@ -12,17 +12,13 @@ struct ClientEndpoints {
 
     /// `GET /v1/collections/{id}`: the deployment this device gets, with an ETag.
     func resolve(_ collection: String) async throws -> Response {
-        let query = Dictionary(request.uri.queryParameters.map { (String($0.key), String($0.value)) }) { first, _ in first }
-        let device = DeviceContext(query: { query[$0] }, header: { name in
-            HTTPField.Name(name).flatMap { request.headers[$0] }
-        })
         let store = state.store
-        guard let active = try await state.activeDeployments.deployments(of: collection, load: {
+        guard let resolution = try await state.activeDeployments.resolution(of: collection, load: {
             try await store.activeDeployments(collection: collection)
         }) else {
             throw CollectionServerError.notFound("no collection '\(collection)'")
         }
-        guard let deployment = Resolution.resolve(device, among: active) else {
+        guard let deployment = resolution.resolve(deviceContext()) else {
             throw CollectionServerError.notFound("collection '\(collection)' has no deployment for this device")
         }
         let body = state.resolvedBodies.body(for: deployment)
@@ -32,6 +28,24 @@ struct ClientEndpoints {
         }
         headers[.contentType] = "application/json"
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body.bytes))
+    }
+
+    /// The device context of the request: query parameters first, then headers.
+    private func deviceContext() -> DeviceContext {
+        var context = DeviceContext()
+        for (key, value) in request.uri.queryParameters {
+            if let field = DeviceContext.Field(query: key), context[field] == nil { context[field] = String(value) }
+        }
+        for field in DeviceContext.Field.allCases where context[field] == nil {
+            if let value = request.headers[Self.headerNames[field.rawValue]] { context[field] = value }
+        }
+        return context
+    }
+
+    /// The header of each context field, made once.
+    private static let headerNames: [HTTPField.Name] = DeviceContext.Field.allCases.map { field in
+        guard let name = HTTPField.Name(field.header) else { preconditionFailure("invalid header name \(field.header)") }
+        return name
     }
 
     /// `GET` or `HEAD /v1/models/{sha256}`: the file's bytes, whole or a range.

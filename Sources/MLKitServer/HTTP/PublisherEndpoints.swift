@@ -17,7 +17,7 @@ struct PublisherEndpoints {
     func listCollections() async throws -> Response {
         let token = try await authorize(nil)
         let collections = try await state.store.collections().filter { token.collection == nil || $0.identifier == token.collection }
-        return CollectionServerResponder.json(WireFormat.CollectionList(collections: collections.map(WireFormat.Collection.init)),
+        return CollectionServerResponder.json(WireFormat.CollectionList(collections: collections),
                                               status: .ok)
     }
 
@@ -40,7 +40,7 @@ struct PublisherEndpoints {
             modelIdentifiers: body.modelIdentifiers, at: Date())
         state.activeDeployments.invalidate(identifier)
         logger.info("collection saved", metadata: ["collection": "\(identifier)", "created": "\(created)"])
-        return CollectionServerResponder.json(WireFormat.Collection(collection), status: created ? .created : .ok)
+        return CollectionServerResponder.json(collection, status: created ? .created : .ok)
     }
 
     /// `POST /v1/models`: streams a model file to disk, hashing it, then validates and stores it.
@@ -66,7 +66,7 @@ struct PublisherEndpoints {
         }
         if let stored = try await state.store.modelFile(sha256), state.files.size(of: sha256) == stored.size {
             upload.discard()
-            return CollectionServerResponder.json(WireFormat.UploadedModel(stored), status: .ok)
+            return CollectionServerResponder.json(stored, status: .ok)
         }
         let inspection: ModelInspection
         do {
@@ -82,7 +82,7 @@ struct PublisherEndpoints {
             keyIdentifier: inspection.keyIdentifier, kind: inspection.kind, version: inspection.version, created: Date())
         let isNew = try await state.store.addModelFile(record)
         logger.info("model stored", metadata: ["sha256": "\(sha256)", "size": "\(upload.size)", "encrypted": "\(record.encrypted)"])
-        return CollectionServerResponder.json(WireFormat.UploadedModel(record), status: isNew ? .created : .ok)
+        return CollectionServerResponder.json(record, status: isNew ? .created : .ok)
     }
 
     /// `GET /v1/collections/{id}/deployments`: the collection and its full history.
@@ -91,7 +91,7 @@ struct PublisherEndpoints {
         let record = try await existingCollection(collection)
         let deployments = try await state.store.deployments(collection: collection)
         return CollectionServerResponder.json(
-            WireFormat.History(collection: WireFormat.Collection(record),
+            WireFormat.History(collection: record,
                                deployments: deployments.map { WireFormat.Deployment($0, withHistory: true) }),
             status: .ok)
     }

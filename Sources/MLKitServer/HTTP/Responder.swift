@@ -58,7 +58,7 @@ struct CollectionServerResponder: HTTPResponder {
         switch path.count {
         case 1 where path[0] == "healthz":
             try Self.allow(method, [.get, .head])
-            return Self.json(["status": "ok"], status: .ok).head(if: method == .head)
+            return Self.body(Self.healthy, status: .ok).head(if: method == .head)
         case 2 where path == ["v1", "collections"]:
             try Self.allow(method, [.get])
             return try await publisher.listCollections()
@@ -100,11 +100,32 @@ struct CollectionServerResponder: HTTPResponder {
     /// The percent-decoded segments of a path.
     private static func components(of path: String) throws -> [String] {
         try path.split(separator: "/").map { segment in
-            guard let decoded = segment.removingPercentEncoding else {
+            guard let decoded = percentDecoded(segment) else {
                 throw CollectionServerError.badRequest("the path segment '\(segment)' is not valid percent-encoding")
             }
             return decoded
         }
+    }
+
+    /// Decodes `%XX` escapes to UTF-8; `nil` for a broken escape or bytes that are not UTF-8.
+    static func percentDecoded(_ segment: Substring) -> String? {
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var bytes: [UInt8] = []
+        var iterator = segment.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard let high = iterator.next().flatMap(hex), let low = iterator.next().flatMap(hex) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(bytes: bytes, encoding: .utf8)
     }
 
     private static func allow(_ method: HTTPRequest.Method, _ allowed: [HTTPRequest.Method]) throws {
@@ -126,6 +147,8 @@ struct CollectionServerResponder: HTTPResponder {
     }
 
     // MARK: Responses
+
+    private static let healthy = Data(#"{"status":"ok"}"#.utf8)
 
     /// A JSON response.
     static func json(_ value: some Encodable, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
@@ -173,8 +196,13 @@ enum Identifier {
         return text
     }
 
+    /// A key identifier: 1 to 255 bytes of UTF-8 (as an encrypted model's header allows), no
+    /// control characters and no `/`. Keys are only ever looked up in the database.
     static func key(_ text: String) throws -> String {
-        guard isValid(text) else { throw CollectionServerError.badRequest("'\(text)' is not a valid key identifier") }
+        guard !text.isEmpty, text.utf8.count <= 255, !text.contains("/"),
+              !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw CollectionServerError.badRequest("'\(text)' is not a valid key identifier")
+        }
         return text
     }
 

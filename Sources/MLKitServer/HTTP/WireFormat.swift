@@ -2,25 +2,6 @@ import Foundation
 
 /// The JSON bodies of the API, as `docs/collection-server.md` lists them.
 enum WireFormat {
-    /// A collection.
-    struct Collection: Encodable {
-        var identifier: String
-        var description: String
-        var modelIdentifiers: [String]
-        var created: Date
-        var updated: Date
-        var defaultDeploymentID: String?
-
-        init(_ record: CollectionRecord) {
-            identifier = record.identifier
-            description = record.description
-            modelIdentifiers = record.modelIdentifiers
-            created = record.created
-            updated = record.updated
-            defaultDeploymentID = record.defaultDeploymentID
-        }
-    }
-
     /// A model file of a deployment.
     struct DeployedModel: Encodable {
         var sha256: String
@@ -68,13 +49,13 @@ enum WireFormat {
 
     /// `GET /v1/collections/{id}/deployments`.
     struct History: Encodable {
-        var collection: Collection
+        var collection: CollectionRecord
         var deployments: [Deployment]
     }
 
     /// `GET /v1/collections`.
     struct CollectionList: Encodable {
-        var collections: [Collection]
+        var collections: [CollectionRecord]
     }
 
     /// One model of a resolved collection.
@@ -106,27 +87,6 @@ enum WireFormat {
                                    encrypted: model.file.encrypted, keyIdentifier: model.file.keyIdentifier,
                                    downloadURL: "/v1/models/\(model.file.sha256)"))
             })
-        }
-    }
-
-    /// `POST /v1/models`.
-    struct UploadedModel: Encodable {
-        var sha256: String
-        var size: Int64
-        var formatVersion: Int
-        var encrypted: Bool
-        var keyIdentifier: String?
-        var kind: String?
-        var version: String?
-
-        init(_ record: ModelFileRecord) {
-            sha256 = record.sha256
-            size = record.size
-            formatVersion = record.formatVersion
-            encrypted = record.encrypted
-            keyIdentifier = record.keyIdentifier
-            kind = record.kind
-            version = record.version
         }
     }
 

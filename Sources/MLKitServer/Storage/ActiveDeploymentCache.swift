@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 /// exists) can go unseen.
 final class ActiveDeploymentCache: Sendable {
     private struct Entry {
-        let deployments: [DeploymentRecord]?
+        let resolution: Resolution?
         let loaded: ContinuousClock.Instant
     }
 
@@ -28,19 +28,19 @@ final class ActiveDeploymentCache: Sendable {
         self.lifetime = lifetime
     }
 
-    /// The active deployments of a collection (`nil` for an unknown one), loaded with `load`
-    /// when not cached or expired.
-    func deployments(of collection: String,
-                     load: () async throws -> [DeploymentRecord]?) async rethrows -> [DeploymentRecord]? {
+    /// The active deployments of a collection, arranged for resolving (`nil` for an unknown
+    /// collection); `load` reads them when they are not cached or have expired.
+    func resolution(of collection: String,
+                    load: () async throws -> [DeploymentRecord]?) async rethrows -> Resolution? {
         let now = ContinuousClock.now
         let (cached, changesBefore) = state.withLockedValue { ($0.entries[collection], $0.changes[collection] ?? 0) }
-        if let cached, now - cached.loaded < lifetime { return cached.deployments }
-        let deployments = try await load()
+        if let cached, now - cached.loaded < lifetime { return cached.resolution }
+        let resolution = try await load().map(Resolution.init(active:))
         state.withLockedValue { state in
             guard (state.changes[collection] ?? 0) == changesBefore else { return }
-            state.entries[collection] = Entry(deployments: deployments, loaded: now)
+            state.entries[collection] = Entry(resolution: resolution, loaded: now)
         }
-        return deployments
+        return resolution
     }
 
     /// Forgets a collection after a change.
