@@ -12,6 +12,22 @@ struct EncryptionCommandTests {
         return try #require(fields?["identifier"] as? String)
     }
 
+    /// A new key file made by `mlkit keygen` in `folder`.
+    static func keygen(_ name: String = "team.mlkitkey", in folder: URL) throws -> String {
+        let key = folder.appendingPathComponent(name).path
+        let result = try CLI.run(["keygen", "-o", key])
+        try #require(result.status == 0, "\(result.stderr)")
+        return key
+    }
+
+    /// The bundled sentiment model encrypted by `mlkit encrypt` with `key` into `folder`.
+    static func encryptedSentiment(_ name: String = "enc.mlkit", in folder: URL, key: String) throws -> String {
+        let encrypted = folder.appendingPathComponent(name).path
+        let result = try CLI.run(["encrypt", sentiment, "--key", key, "-o", encrypted])
+        try #require(result.status == 0, "\(result.stderr)")
+        return encrypted
+    }
+
     @Test("Acceptance: keygen, encrypt the bundled model, predict with the key; without it, with another key, tampered")
     func acceptance() throws {
         let folder = try CLI.temporaryFolder()
@@ -39,8 +55,7 @@ struct EncryptionCommandTests {
         #expect(noKey.stderr == "mlkit: error: \(encrypted): key unavailable: the model is encrypted with key \(identifier) "
                 + "(AES-256-GCM) and no key was given; pass --key FILE with that key\n")
 
-        let other = folder.appendingPathComponent("other.mlkitkey").path
-        #expect(try CLI.run(["keygen", "-o", other]).status == 0)
+        let other = try Self.keygen("other.mlkitkey", in: folder)
         let wrong = try CLI.run(["predict", "--model", encrypted, "--key", other, "I love rainbows"])
         #expect(wrong.status == 77)
         #expect(wrong.stderr == "mlkit: error: \(encrypted): wrong key: the model is encrypted with key \(identifier), "
@@ -59,8 +74,7 @@ struct EncryptionCommandTests {
     func keygenOverwrite() throws {
         let folder = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let key = folder.appendingPathComponent("team.mlkitkey").path
-        #expect(try CLI.run(["keygen", "-o", key]).status == 0)
+        let key = try Self.keygen(in: folder)
         let first = try Self.identifier(ofKeyFile: key)
         let refused = try CLI.run(["keygen", "-o", key])
         #expect(refused.status == 73)
@@ -78,12 +92,9 @@ struct EncryptionCommandTests {
     func info() throws {
         let folder = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let key = folder.appendingPathComponent("team.mlkitkey").path
-        #expect(try CLI.run(["keygen", "-o", key]).status == 0)
+        let key = try Self.keygen(in: folder)
         let identifier = try Self.identifier(ofKeyFile: key)
-        let encrypted = folder.appendingPathComponent("sentiment.encrypted.mlkit").path
-        let encrypt = try CLI.run(["encrypt", Self.sentiment, "--key", key, "-o", encrypted])
-        #expect(encrypt.status == 0)
+        let encrypted = try Self.encryptedSentiment(in: folder, key: key)
 
         let header = try CLI.run(["info", encrypted])
         #expect(header.status == 0, "\(header.stderr)")
@@ -111,10 +122,8 @@ struct EncryptionCommandTests {
     func decrypt() throws {
         let folder = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let key = folder.appendingPathComponent("team.mlkitkey").path
-        #expect(try CLI.run(["keygen", "-o", key]).status == 0)
-        let encrypted = folder.appendingPathComponent("enc.mlkit").path
-        #expect(try CLI.run(["encrypt", Self.sentiment, "--key", key, "-o", encrypted]).status == 0)
+        let key = try Self.keygen(in: folder)
+        let encrypted = try Self.encryptedSentiment(in: folder, key: key)
         let plain = folder.appendingPathComponent("plain.mlkit").path
         let decrypted = try CLI.run(["decrypt", encrypted, "--key", key, "-o", plain])
         #expect(decrypted.status == 0, "\(decrypted.stderr)")
@@ -129,11 +138,8 @@ struct EncryptionCommandTests {
     func rotation() throws {
         let folder = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let old = folder.appendingPathComponent("old.mlkitkey").path, new = folder.appendingPathComponent("new.mlkitkey").path
-        #expect(try CLI.run(["keygen", "-o", old]).status == 0)
-        #expect(try CLI.run(["keygen", "-o", new]).status == 0)
-        let encrypted = folder.appendingPathComponent("enc.mlkit").path
-        #expect(try CLI.run(["encrypt", Self.sentiment, "--key", old, "-o", encrypted]).status == 0)
+        let old = try Self.keygen("old.mlkitkey", in: folder), new = try Self.keygen("new.mlkitkey", in: folder)
+        let encrypted = try Self.encryptedSentiment(in: folder, key: old)
         let withoutOld = try CLI.run(["encrypt", encrypted, "--key", new])
         #expect(withoutOld.status == 65)
         #expect(withoutOld.stderr.contains("pass --old-key FILE"))
@@ -148,8 +154,7 @@ struct EncryptionCommandTests {
     func keyFileSources() throws {
         let folder = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let key = folder.appendingPathComponent("team.mlkitkey").path
-        #expect(try CLI.run(["keygen", "-o", key]).status == 0)
+        let key = try Self.keygen(in: folder)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: key)
         let encrypted = folder.appendingPathComponent("enc.mlkit").path
         let warned = try CLI.run(["encrypt", Self.sentiment, "--key", key, "-o", encrypted])
@@ -177,10 +182,8 @@ struct EncryptionCommandTests {
             try? FileManager.default.removeItem(at: folder)
             try? FileManager.default.removeItem(at: temporary)
         }
-        let key = folder.appendingPathComponent("team.mlkitkey").path
-        #expect(try CLI.run(["keygen", "-o", key]).status == 0)
-        let encrypted = folder.appendingPathComponent("enc.mlkit").path
-        #expect(try CLI.run(["encrypt", Self.sentiment, "--key", key, "-o", encrypted]).status == 0)
+        let key = try Self.keygen(in: folder)
+        let encrypted = try Self.encryptedSentiment(in: folder, key: key)
         func listing(_ url: URL) throws -> [String] {
             try FileManager.default.contentsOfDirectory(atPath: url.path).sorted().map { name in
                 let attributes = try FileManager.default.attributesOfItem(atPath: url.appendingPathComponent(name).path)

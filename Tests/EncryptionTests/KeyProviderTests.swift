@@ -21,6 +21,13 @@ struct KeyProviderTests {
         return url
     }
 
+    /// The sentiment model encrypted with a new key in a new folder, which the caller removes.
+    static func encryptedModel() throws -> (folder: URL, key: ModelKey, url: URL) {
+        let folder = try Fixtures.temporaryFolder()
+        let key = ModelKey.generate()
+        return (folder, key, try encryptedModel(in: folder, key: key))
+    }
+
     static func loadingError(_ url: URL, _ provider: any KeyProvider) async -> EncryptionError? {
         do {
             _ = try await TextClassifier(contentsOf: url, keyProvider: provider)
@@ -63,10 +70,8 @@ struct KeyProviderTests {
 
     @Test("A provider that throws any error is reported as key unavailable, with the key identifier and its reason")
     func failingProvider() async throws {
-        let folder = try Fixtures.temporaryFolder()
+        let (folder, key, url) = try Self.encryptedModel()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let key = ModelKey.generate()
-        let url = try Self.encryptedModel(in: folder, key: key)
         let error = await Self.loadingError(url, Failing())
         #expect(error?.code == .keyUnavailable)
         #expect(error?.keyIdentifier == key.identifier)
@@ -79,10 +84,8 @@ struct KeyProviderTests {
 
     @Test("A provider that answers with another key gives a wrong-key error")
     func wrongKeyFromProvider() async throws {
-        let folder = try Fixtures.temporaryFolder()
+        let (folder, key, url) = try Self.encryptedModel()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let key = ModelKey.generate()
-        let url = try Self.encryptedModel(in: folder, key: key)
         let error = await Self.loadingError(url, Fixed(key: ModelKey.generate()))
         #expect(error?.code == .wrongKey)
         #expect(error?.keyIdentifier == key.identifier)
@@ -90,10 +93,8 @@ struct KeyProviderTests {
 
     @Test("Loading without a key names the key the model needs")
     func withoutKey() throws {
-        let folder = try Fixtures.temporaryFolder()
+        let (folder, key, url) = try Self.encryptedModel()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let key = ModelKey.generate()
-        let url = try Self.encryptedModel(in: folder, key: key)
         let error = Fixtures.encryptionError { _ = try TextClassifier(contentsOf: url, key: nil) }
         #expect(error?.code == .keyUnavailable)
         #expect(error?.description == "\(url.path): key unavailable: the model is encrypted with key \(key.identifier) (AES-256-GCM) and no key was given")
