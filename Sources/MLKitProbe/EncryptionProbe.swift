@@ -32,7 +32,7 @@ func encryptionProbe(root: URL) throws {
             _ = try ModelEncryption.decrypt(encrypted, with: key)
             decryption = min(decryption, threadCPUTime() - start)
         }
-        let name = "load sentiment.mlkit (\(plainBytes.count / 1000) kB), \(cipher.rawValue)"
+        let name = "load sentiment.mlkit, \(cipher.rawValue)"
         print(name.padding(toLength: 44, withPad: " ", startingAt: 0)
               + String(format: "%9.2f ms   plain %.2f ms, ratio %.2f×", sealed * 1e3, plain * 1e3, sealed / plain))
         print("  decryption alone".padding(toLength: 44, withPad: " ", startingAt: 0)
