@@ -117,6 +117,17 @@ struct TamperingTests {
         #expect(Fixtures.encryptionError { _ = try ModelEncryption.decrypt(swapped, with: key) }?.code == .decryptionFailed)
     }
 
+    @Test("A crafted header with a 1-byte chunk and an enormous length is refused, not trusted")
+    func craftedLengths() throws {
+        let key = ModelKey.generate()
+        var (data, _) = try Self.sealed(key)
+        withUnsafeBytes(of: UInt32(1).littleEndian) { data.replaceSubrange(20..<24, with: $0) }
+        for length in [UInt64(1) << 48, UInt64(1) << 60, .max] {
+            withUnsafeBytes(of: length.littleEndian) { data.replaceSubrange(24..<32, with: $0) }
+            #expect(Fixtures.encryptionError { _ = try ModelEncryption.decrypt(data, with: key) }?.code == .decryptionFailed)
+        }
+    }
+
     @Test("A newer encryption format version is refused, naming both versions")
     func newerVersion() throws {
         let key = ModelKey.generate()

@@ -34,6 +34,9 @@ public struct EncryptedModelHeader: Sendable {
     static let tagSize = 16
     /// The largest chunk size a reader accepts: 1 GiB.
     static let maximumChunkSize = 1 << 30
+    /// The largest plaintext a reader accepts: 256 TiB, so that no length computed from a
+    /// crafted header can overflow.
+    static let maximumPlaintextLength: UInt64 = 1 << 48
 
     /// The encryption format version (not the version of the model file inside).
     public let formatVersion: Int
@@ -143,7 +146,7 @@ public struct EncryptedModelHeader: Sendable {
         let chunkSize = Int(integer(20, as: UInt32.self))
         let plaintextLength = integer(24, as: UInt64.self)
         guard integer(18, as: UInt16.self) == 0, integer(44, as: UInt32.self) == 0, chunkSize > 0,
-              chunkSize <= Self.maximumChunkSize, plaintextLength < UInt64(Int.max / 2) else {
+              chunkSize <= Self.maximumChunkSize, plaintextLength <= Self.maximumPlaintextLength else {
             throw damaged("key \(identifier): the clear header is damaged: a reserved field, the chunk size or the length is invalid",
                           identifier)
         }
