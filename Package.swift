@@ -6,6 +6,8 @@
 //      \                                           /
 //       MLKit  — the core: Foundation + the system libraries above, nothing else
 //          |
+//       MLKitEncryption — encrypted model files and key providers (swift-crypto)
+//          |
 //       mlkit  — the command-line tool (swift-argument-parser)
 import PackageDescription
 
@@ -37,6 +39,7 @@ let package = Package(
     name: "mlkit",
     products: [
         .library(name: "MLKit", targets: ["MLKit"]),
+        .library(name: "MLKitEncryption", targets: ["MLKitEncryption"]),
         .executable(name: "mlkit", targets: ["mlkit"]),
     ],
     traits: [
@@ -48,6 +51,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: blasTargets + [
         .target(
@@ -62,17 +66,23 @@ let package = Package(
             swiftSettings: strictSettings + [.define("MLKIT_ICU", .when(traits: ["ICU"]))],
             linkerSettings: blasLinker
         ),
+        .target(
+            name: "MLKitEncryption",
+            dependencies: ["MLKit", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "mlkit",
             dependencies: [
                 "MLKit",
+                "MLKitEncryption",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "MLKitProbe",
-            dependencies: ["MLKit"],
+            dependencies: ["MLKit", "MLKitEncryption"],
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
@@ -80,6 +90,11 @@ let package = Package(
             name: "MLKitTests",
             dependencies: ["MLKit"],
             exclude: ["Fixtures"],  // golden model files, read by path
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "EncryptionTests",
+            dependencies: ["MLKitEncryption", "MLKit"],
             swiftSettings: strictSettings
         ),
         .testTarget(
