@@ -16,7 +16,7 @@ enum ExitStatus {
     static func code(for error: MLKitError) -> Int32 {
         switch error.code {
         case .fileNotFound: return missingFile
-        case .malformedData, .invalidUTF8, .missingField, .wrongType, .invalidDataset: return badData
+        case .malformedData, .unsupportedVersion, .invalidUTF8, .missingField, .wrongType, .invalidDataset: return badData
         case .invalidParameter, .unavailable: return usage
         default: return internalError
         }
