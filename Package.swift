@@ -6,8 +6,10 @@
 //      \                                           /
 //       MLKit  — the core: Foundation + the system libraries above, nothing else
 //          |
+//       MLKitEncryption — encrypted model files and key providers (swift-crypto)
+//          |
 //       mlkit  — the command-line tool (swift-argument-parser)
-//   MLKitServer (MLKit, Hummingbird 2, GRDB, swift-crypto, swift-log, swift-service-lifecycle)
+//   MLKitServer (MLKit, MLKitEncryption, Hummingbird 2, GRDB, swift-crypto, swift-log, swift-service-lifecycle)
 //          sits beside the core and under `mlkit serve`
 import PackageDescription
 
@@ -39,6 +41,7 @@ let package = Package(
     name: "mlkit",
     products: [
         .library(name: "MLKit", targets: ["MLKit"]),
+        .library(name: "MLKitEncryption", targets: ["MLKitEncryption"]),
         .executable(name: "mlkit", targets: ["mlkit"]),
         .library(name: "MLKitServer", targets: ["MLKitServer"]),
     ],
@@ -51,10 +54,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // The collection server (MLKitServer).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -74,9 +77,15 @@ let package = Package(
             linkerSettings: blasLinker
         ),
         .target(
+            name: "MLKitEncryption",
+            dependencies: ["MLKit", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "MLKitServer",
             dependencies: [
                 "MLKit",
+                "MLKitEncryption",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -92,6 +101,7 @@ let package = Package(
             name: "mlkit",
             dependencies: [
                 "MLKit",
+                "MLKitEncryption",
                 "MLKitServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -100,7 +110,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "MLKitProbe",
-            dependencies: ["MLKit"],
+            dependencies: ["MLKit", "MLKitEncryption"],
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
@@ -111,13 +121,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "EncryptionTests",
+            dependencies: ["MLKitEncryption", "MLKit"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "CLITests",
             dependencies: ["mlkit"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["mlkit", "MLKit"],
+            dependencies: ["mlkit", "MLKit", "MLKitEncryption"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MLKit
+import MLKitEncryption
 
 /// The exit codes of `mlkit`, from BSD's sysexits.
 enum ExitStatus {
@@ -8,14 +9,27 @@ enum ExitStatus {
     static let badData: Int32 = 65
     static let missingFile: Int32 = 66
     static let internalError: Int32 = 70
+    static let cannotCreate: Int32 = 73
+    static let noPermission: Int32 = 77
 
     /// The exit code for a core error.
     static func code(for error: MLKitError) -> Int32 {
         switch error.code {
         case .fileNotFound: return missingFile
-        case .malformedData, .invalidUTF8, .missingField, .wrongType, .invalidDataset: return badData
+        case .malformedData, .unsupportedVersion, .invalidUTF8, .missingField, .wrongType, .invalidDataset: return badData
         case .invalidParameter, .unavailable: return usage
         default: return internalError
+        }
+    }
+
+    /// The exit code for an encryption error: 77 when the key is missing or wrong.
+    static func code(for error: EncryptionError) -> Int32 {
+        switch error.code {
+        case .keyUnavailable, .wrongKey: return noPermission
+        case .decryptionFailed, .unsupportedEncryption, .invalidKeyFile, .notEncrypted, .alreadyEncrypted: return badData
+        case .fileNotFound: return missingFile
+        case .keyFileExists: return cannotCreate
+        case .io: return internalError
         }
     }
 }
@@ -25,6 +39,9 @@ func reportingFailures(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let error as MLKitError {
+        printError(error.description)
+        throw ExitCode(ExitStatus.code(for: error))
+    } catch let error as EncryptionError {
         printError(error.description)
         throw ExitCode(ExitStatus.code(for: error))
     } catch let error as ExitCode {

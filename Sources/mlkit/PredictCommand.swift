@@ -20,6 +20,9 @@ struct PredictCommand: ParsableCommand {
     @Option(help: "The model file.")
     var model: String?
 
+    @Option(help: "The key file for an encrypted model (.mlkitkey, or Apple's .mlmodelkey).")
+    var key: String?
+
     @Option(help: "Show the K most likely labels with their probabilities.")
     var top: Int = 1
 
@@ -32,7 +35,7 @@ struct PredictCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let classifier = try TextClassifier(contentsOf: try ModelLocation.resolve(model))
+            let classifier = try loadClassifier(at: try ModelLocation.resolve(model), keyPath: key)
             if texts.isEmpty {
                 var output = ""
                 while let line = readLine(strippingNewline: true) {

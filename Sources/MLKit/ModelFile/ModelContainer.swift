@@ -27,6 +27,8 @@ struct ModelContainer {
     }
 
     static let magic = Array("MLKITMOD".utf8)
+    /// The magic of an encrypted model file, which the `MLKitEncryption` module reads.
+    static let encryptedMagic = Array("MLKITENC".utf8)
     static let footerMagic = Array("MEND".utf8)
     /// The version this mlkit writes.
     static let currentVersion: UInt32 = 1
@@ -101,6 +103,10 @@ struct ModelContainer {
         }
         return try data.withUnsafeBytes { bytes in
             guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else {
+                if bytes.starts(with: encryptedMagic) {
+                    throw fail("the model is encrypted (its first bytes are \"MLKITENC\"); load it with its key "
+                               + "(`--key FILE`, or MLKitEncryption's TextClassifier(contentsOf:keyProvider:))", .unavailable)
+                }
                 throw fail("not an mlkit model file (its first bytes are not \"MLKITMOD\")")
             }
             guard bytes.count >= prefixSize + footerSize else { throw fail("truncated: the file is only \(bytes.count) bytes") }
@@ -213,23 +219,25 @@ struct ModelContainer {
     // MARK: Section builders
 
     static func section(_ name: String, floats: [Float]) -> Section {
-        var data = Data(capacity: floats.count * 4)
-        for value in floats { appendInteger(value.bitPattern, to: &data) }
-        return Section(name: name, type: .float32, bytes: data)
+        Section(name: name, type: .float32, bytes: littleEndianBytes(floats.map(\.bitPattern)))
     }
 
     static func section(_ name: String, uint64s: [UInt64]) -> Section {
-        var data = Data(capacity: uint64s.count * 8)
-        for value in uint64s { appendInteger(value, to: &data) }
-        return Section(name: name, type: .uint64, bytes: data)
+        Section(name: name, type: .uint64, bytes: littleEndianBytes(uint64s))
     }
 
     static func section(_ name: String, strings: [String]) -> Section {
-        var data = Data()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(strings.reduce(0) { $0 + $1.utf8.count + 1 })
         for string in strings {
-            data.append(contentsOf: string.utf8)
-            data.append(0)
+            bytes.append(contentsOf: string.utf8)
+            bytes.append(0)
         }
-        return Section(name: name, type: .utf8, bytes: data)
+        return Section(name: name, type: .utf8, bytes: Data(bytes))
+    }
+
+    /// The values' bytes, least significant first, copied in one block.
+    private static func littleEndianBytes<T: FixedWidthInteger>(_ values: [T]) -> Data {
+        values.map(\.littleEndian).withUnsafeBytes { Data($0) }
     }
 }
