@@ -10,8 +10,9 @@
 #   1. GET /v1/collections/sentiment with a device context and a random installation ID per
 #      request (so the rollout hash runs every time): requests/s and latency percentiles;
 #   2. GET /v1/models/<sha256>: transfer rate of whole-file downloads.
-# It prints the load average before and after each run and the server's CPU time, because the
-# machine is shared. Environment: DURATION (seconds, default 10), CONNECTIONS (default 32),
+# GET /healthz on the same server runs first, as the in-run peer: the framework's floor for a
+# request with no work. It prints the load average before and after each run and the server's
+# CPU time, because the machine is shared. Environment: DURATION (seconds, default 10), CONNECTIONS (default 32),
 # DOWNLOAD_CONNECTIONS (default 8), WRK_THREADS (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -60,6 +61,13 @@ LUA
 server_cpu() { awk '{print ($14 + $15) / 100}' "/proc/$SERVER_PID/stat"; }
 
 echo "machine: $(nproc) cores; mlkit: $MLKIT; model: $MODEL ($(stat -c %s "$MODEL") bytes)"
+echo
+echo "== GET /healthz (the same server's floor: routing and a fixed body, no resolution), $CONNECTIONS connections, ${DURATION}s"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+before=$(server_cpu)
+wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "$BASE/healthz"
+after=$(server_cpu)
+echo "server CPU: $(awk "BEGIN {print $after - $before}") s over ${DURATION} s; load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "== GET /v1/collections/sentiment (resolved collection), $CONNECTIONS connections, ${DURATION}s"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
