@@ -12,12 +12,15 @@ final class ServerProcess: @unchecked Sendable {
     private(set) var baseURL: URL
     private var process: Process
     private let extraArguments: [String]
+    /// Whether the data folder is this object's own, removed when it goes.
+    private let ownsData: Bool
     /// Everything the server wrote to standard error (its JSON log lines).
     private(set) var log = LogCollector()
 
     /// Starts a server over `data` (a new temporary folder by default).
     init(data: URL? = nil, arguments: [String] = []) throws {
         self.data = try data ?? Self.temporaryFolder()
+        ownsData = data == nil
         self.extraArguments = arguments
         (process, baseURL, log) = try Self.launch(data: self.data, arguments: arguments)
     }
@@ -27,6 +30,7 @@ final class ServerProcess: @unchecked Sendable {
             process.terminate()
             process.waitUntilExit()
         }
+        if ownsData { try? FileManager.default.removeItem(at: data) }
     }
 
     /// The server's process ID.
