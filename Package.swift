@@ -6,6 +6,8 @@
 //      \                                           /
 //       MLKit  — the core: Foundation + the system libraries above, nothing else
 //          |
+//       MLKitCollections — the collection client (URLSession)
+//          |
 //       mlkit  — the command-line tool (swift-argument-parser)
 import PackageDescription
 
@@ -37,6 +39,7 @@ let package = Package(
     name: "mlkit",
     products: [
         .library(name: "MLKit", targets: ["MLKit"]),
+        .library(name: "MLKitCollections", targets: ["MLKitCollections"]),
         .executable(name: "mlkit", targets: ["mlkit"]),
     ],
     traits: [
@@ -62,10 +65,16 @@ let package = Package(
             swiftSettings: strictSettings + [.define("MLKIT_ICU", .when(traits: ["ICU"]))],
             linkerSettings: blasLinker
         ),
+        .target(
+            name: "MLKitCollections",
+            dependencies: ["MLKit"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "mlkit",
             dependencies: [
                 "MLKit",
+                "MLKitCollections",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -80,6 +89,11 @@ let package = Package(
             name: "MLKitTests",
             dependencies: ["MLKit"],
             exclude: ["Fixtures"],  // golden model files, read by path
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CollectionTests",
+            dependencies: ["MLKitCollections", "MLKit", "mlkit"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// The `mlkit` command: train, evaluate and run text classifiers.
 @main
-struct MLKitCommand: ParsableCommand {
+struct MLKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mlkit",
         abstract: "Text classification: tokenize, train, evaluate and predict.",
@@ -11,6 +11,7 @@ struct MLKitCommand: ParsableCommand {
             70 internal error. Errors go to standard error and name the file, line or field at fault.
             """,
         version: "0.1.0",
-        subcommands: [TrainCommand.self, PredictCommand.self, EvaluateCommand.self, InfoCommand.self, TokenizeCommand.self]
+        subcommands: [TrainCommand.self, PredictCommand.self, EvaluateCommand.self, InfoCommand.self, TokenizeCommand.self,
+                      CollectionCommand.self, DeployCommand.self, PullCommand.self]
     )
 }
