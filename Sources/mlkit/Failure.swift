@@ -11,7 +11,7 @@ enum ExitStatus {
     static let unavailable: Int32 = 69
     static let internalError: Int32 = 70
     static let protocolError: Int32 = 76
-    static let permissionDenied: Int32 = 77
+    static let noPermission: Int32 = 77
 
     /// The exit code for a core error.
     static func code(for error: MLKitError) -> Int32 {
@@ -31,7 +31,7 @@ extension ExitStatus {
         switch error.code {
         case .invalidParameter: return usage
         case .notFound: return missingFile
-        case .unauthorized, .forbidden: return permissionDenied
+        case .unauthorized, .forbidden: return noPermission
         case .network, .modelCollection: return unavailable
         case .checksumMismatch, .invalidResponse: return protocolError
         case .server: return (error.statusCode ?? 500) >= 500 ? unavailable : badData

@@ -12,6 +12,7 @@ import Darwin
 /// collections/<id>/collection.json      the last good resolved collection, its ETag and times
 /// collections/<id>/models/<sha256>.mlkit verified model files
 /// partial/<sha256>.part                 downloads in progress, named by their expected SHA-256
+/// partial/<sha256>.part.lock            held (flock) while one task or process downloads that file
 /// ```
 ///
 /// A model file enters `models/` only by a rename after its SHA-256 has been checked, and
