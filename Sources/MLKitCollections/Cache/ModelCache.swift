@@ -70,7 +70,7 @@ struct ModelCache: Sendable {
     /// The last good collection, if it and every model file it names are in the cache.
     func manifest(for identifier: String) -> CachedCollection? {
         guard let data = try? Data(contentsOf: manifestFile(identifier)),
-              let manifest = try? WireFormat.decoder.decode(CachedCollection.self, from: data),
+              let manifest = try? JSONDecoder().decode(CachedCollection.self, from: data),
               manifest.resolved.collection == identifier else { return nil }
         for entry in manifest.resolved.entries.values {
             let path = modelFile(collection: identifier, sha256: entry.sha256).path
@@ -85,7 +85,8 @@ struct ModelCache: Sendable {
         let file = manifestFile(manifest.resolved.collection)
         try createFolder(file.deletingLastPathComponent())
         let data: Data
-        do { data = try WireFormat.encoder.encode(manifest) } catch {
+        // Dates as exact seconds since 2001, so a collection read back equals the one saved.
+        do { data = try JSONEncoder().encode(manifest) } catch {
             throw ModelCollectionError.io("cannot encode the manifest", file.path, error)
         }
         try replaceDurably(file, with: data)

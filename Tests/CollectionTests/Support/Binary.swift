@@ -28,9 +28,9 @@ enum Binary {
     static let headlinesModel = repositoryRoot.appendingPathComponent("Tests/MLKitTests/Fixtures/models/v1-headlines-svm.mlkit")
 
     /// Runs `mlkit` with `arguments` and `environment` added to this process's.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    static func run(_ arguments: [String], environment: [String: String] = [:], executable: URL = mlkit) throws -> Result {
         let process = Process()
-        process.executableURL = mlkit
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let folder = try temporaryFolder("run")

@@ -35,7 +35,7 @@ final class TestServer: @unchecked Sendable {
     /// first line, `listening on http://127.0.0.1:PORT`.
     func start() async throws {
         let process = Process()
-        process.executableURL = Binary.mlkit
+        process.executableURL = Self.serveBinary
         process.arguments = ["serve", "--data", dataFolder.path, "--host", "127.0.0.1", "--port", "0"]
         if !FileManager.default.fileExists(atPath: log.path) {
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -87,7 +87,7 @@ final class TestServer: @unchecked Sendable {
     func createToken(scope: String, collection: String? = nil) throws -> String {
         var arguments = ["serve", "token", "create", "--data", dataFolder.path, "--scope", scope]
         if let collection { arguments += ["--collection", collection] }
-        let result = try Binary.run(arguments)
+        let result = try Binary.run(arguments, executable: Self.serveBinary)
         guard result.status == 0 else { throw TestFailure("token create failed: \(result.stderr)") }
         guard let token = result.stdout.split(whereSeparator: \.isNewline).last?
             .split(separator: " ").last.map(String.init), !token.isEmpty else {
@@ -102,6 +102,11 @@ final class TestServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// The binary that runs `mlkit serve`: the built one, or `$MLKIT_TEST_SERVE_BINARY` (to test
+    /// the client against another build of the server).
+    static let serveBinary = ProcessInfo.processInfo.environment["MLKIT_TEST_SERVE_BINARY"].map { URL(fileURLWithPath: $0) }
+        ?? Binary.mlkit
 
     private func listeningPort(after offset: UInt64) -> Int? {
         guard let data = try? Data(contentsOf: log), data.count > Int(offset) else { return nil }
