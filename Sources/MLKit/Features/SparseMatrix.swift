@@ -66,4 +66,19 @@ struct SparseMatrix: Sendable {
             }
         }
     }
+
+    /// A copy whose values `transform` rewrites row by row, in place; the indices stay.
+    func mappingRows(_ transform: (_ indices: UnsafeBufferPointer<Int32>, _ values: UnsafeMutableBufferPointer<Float>) -> Void)
+        -> SparseMatrix {
+        var result = self
+        indices.withUnsafeBufferPointer { allIndices in
+            result.values.withUnsafeMutableBufferPointer { allValues in
+                for row in 0..<rows {
+                    let range = rowStarts[row]..<rowStarts[row + 1]
+                    transform(UnsafeBufferPointer(rebasing: allIndices[range]), UnsafeMutableBufferPointer(rebasing: allValues[range]))
+                }
+            }
+        }
+        return result
+    }
 }

@@ -8,8 +8,9 @@
 /// A final class, because it is immutable and shared: featurizers and the closures of the
 /// prediction path hold it with one reference count.
 final class Vocabulary: Sendable {
-    /// The keys, by index (`love`, `do not`, `#<lo`).
-    let terms: [String]
+    /// The keys, by index (`love`, `do not`, `#<lo`); `nil` for a vocabulary fitted only to
+    /// compare candidates, which never goes into a model file.
+    let terms: [String]?
     /// The hash of each key, by index.
     let hashes: [UInt64]
     /// Open-addressing slots: index + 1, or 0 when empty. Its count is a power of two.
@@ -17,8 +18,8 @@ final class Vocabulary: Sendable {
     private let slotHashes: [UInt64]
 
     /// Creates a vocabulary from keys and their hashes, in index order.
-    init(terms: [String], hashes: [UInt64]) {
-        precondition(terms.count == hashes.count)
+    init(terms: [String]?, hashes: [UInt64]) {
+        precondition(terms == nil || terms!.count == hashes.count)
         self.terms = terms
         self.hashes = hashes
         var capacity = 16
@@ -42,7 +43,7 @@ final class Vocabulary: Sendable {
     }
 
     /// The number of keys.
-    var count: Int { terms.count }
+    var count: Int { hashes.count }
 
     /// The index of the key with this hash, or `nil`.
     /// - Complexity: O(1) expected.

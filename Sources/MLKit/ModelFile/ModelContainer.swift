@@ -213,23 +213,25 @@ struct ModelContainer {
     // MARK: Section builders
 
     static func section(_ name: String, floats: [Float]) -> Section {
-        var data = Data(capacity: floats.count * 4)
-        for value in floats { appendInteger(value.bitPattern, to: &data) }
-        return Section(name: name, type: .float32, bytes: data)
+        Section(name: name, type: .float32, bytes: littleEndianBytes(floats.map(\.bitPattern)))
     }
 
     static func section(_ name: String, uint64s: [UInt64]) -> Section {
-        var data = Data(capacity: uint64s.count * 8)
-        for value in uint64s { appendInteger(value, to: &data) }
-        return Section(name: name, type: .uint64, bytes: data)
+        Section(name: name, type: .uint64, bytes: littleEndianBytes(uint64s))
     }
 
     static func section(_ name: String, strings: [String]) -> Section {
-        var data = Data()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(strings.reduce(0) { $0 + $1.utf8.count + 1 })
         for string in strings {
-            data.append(contentsOf: string.utf8)
-            data.append(0)
+            bytes.append(contentsOf: string.utf8)
+            bytes.append(0)
         }
-        return Section(name: name, type: .utf8, bytes: data)
+        return Section(name: name, type: .utf8, bytes: Data(bytes))
+    }
+
+    /// The values' bytes, least significant first, copied in one block.
+    private static func littleEndianBytes<T: FixedWidthInteger>(_ values: [T]) -> Data {
+        values.map(\.littleEndian).withUnsafeBytes { Data($0) }
     }
 }

@@ -101,7 +101,8 @@ extension TextClassifier {
         var sections: [ModelContainer.Section] = []
         if let vocabulary = featurizer.vocabulary {
             sections.append(ModelContainer.section(ModelFileSection.vocabularyHashes, uint64s: vocabulary.hashes))
-            sections.append(ModelContainer.section(ModelFileSection.vocabularyTerms, strings: vocabulary.terms))
+            guard let terms = vocabulary.terms else { preconditionFailure("a classifier's vocabulary always has its terms") }
+            sections.append(ModelContainer.section(ModelFileSection.vocabularyTerms, strings: terms))
         }
         if let idf = featurizer.inverseDocumentFrequency {
             sections.append(ModelContainer.section(ModelFileSection.inverseDocumentFrequency, floats: idf))
