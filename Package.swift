@@ -6,6 +6,7 @@
 //      \                                           /
 //       MLKit  — the core: Foundation + the system libraries above, nothing else
 //          |
+//       MLKitEncryption — encrypted model files and key providers (swift-crypto)
 //       MLKitCollections — the collection client (URLSession)
 //          |
 //       mlkit  — the command-line tool (swift-argument-parser)
@@ -39,6 +40,7 @@ let package = Package(
     name: "mlkit",
     products: [
         .library(name: "MLKit", targets: ["MLKit"]),
+        .library(name: "MLKitEncryption", targets: ["MLKitEncryption"]),
         .library(name: "MLKitCollections", targets: ["MLKitCollections"]),
         .executable(name: "mlkit", targets: ["mlkit"]),
     ],
@@ -51,6 +53,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: blasTargets + [
         .target(
@@ -66,14 +69,21 @@ let package = Package(
             linkerSettings: blasLinker
         ),
         .target(
+            name: "MLKitEncryption",
+            dependencies: ["MLKit", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "MLKitCollections",
-            dependencies: ["MLKit"],
+            // Crypto only for SHA-256: the package MLKitEncryption already brings.
+            dependencies: ["MLKit", "MLKitEncryption", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "mlkit",
             dependencies: [
                 "MLKit",
+                "MLKitEncryption",
                 "MLKitCollections",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -81,7 +91,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "MLKitProbe",
-            dependencies: ["MLKit"],
+            dependencies: ["MLKit", "MLKitEncryption"],
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
@@ -92,8 +102,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "EncryptionTests",
+            dependencies: ["MLKitEncryption", "MLKit"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "CollectionTests",
-            dependencies: ["MLKitCollections", "MLKit", "mlkit"],
+            dependencies: ["MLKitCollections", "MLKitEncryption", "MLKit", "mlkit",
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .testTarget(

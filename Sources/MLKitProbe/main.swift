@@ -223,3 +223,8 @@ let rows = _KernelBenchmark.sparseScoresNanoseconds(features: 50_000, classes: 2
 let saxpy = _KernelBenchmark.sparseScoresNanoseconds(features: 50_000, classes: 20, nonzeros: 30, useBLAS: true)
 row("sparse doc (30 nnz) × 50k×20, SIMD rows", rows, "ns/doc", peer: ("saxpy per nnz", saxpy))
 }
+
+if wants("encryption") {
+    try encryptionProbe(root: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent())
+}

@@ -15,6 +15,9 @@ struct EvaluateCommand: ParsableCommand {
     @Argument(help: "Labelled data, in any format `mlkit train` reads.")
     var data: String
 
+    @Option(help: "The key file for an encrypted model (.mlkitkey, or Apple's .mlmodelkey).")
+    var key: String?
+
     @Option(help: "The field or column holding the text.")
     var textColumn: String = "text"
 
@@ -26,7 +29,7 @@ struct EvaluateCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let classifier = try TextClassifier(contentsOf: URL(fileURLWithPath: model))
+            let classifier = try loadClassifier(at: URL(fileURLWithPath: model), keyPath: key)
             let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
                 .read(contentsOf: URL(fileURLWithPath: data))
             guard !dataset.examples.isEmpty else {

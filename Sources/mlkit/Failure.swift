@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MLKit
+import MLKitEncryption
 import MLKitCollections
 
 /// The exit codes of `mlkit`, from BSD's sysexits.
@@ -10,6 +11,7 @@ enum ExitStatus {
     static let missingFile: Int32 = 66
     static let unavailable: Int32 = 69
     static let internalError: Int32 = 70
+    static let cannotCreate: Int32 = 73
     static let protocolError: Int32 = 76
     static let noPermission: Int32 = 77
 
@@ -20,6 +22,17 @@ enum ExitStatus {
         case .malformedData, .invalidUTF8, .missingField, .wrongType, .invalidDataset: return badData
         case .invalidParameter, .unavailable: return usage
         default: return internalError
+        }
+    }
+
+    /// The exit code for an encryption error: 77 when the key is missing or wrong.
+    static func code(for error: EncryptionError) -> Int32 {
+        switch error.code {
+        case .keyUnavailable, .wrongKey: return noPermission
+        case .decryptionFailed, .unsupportedEncryption, .invalidKeyFile, .notEncrypted, .alreadyEncrypted: return badData
+        case .fileNotFound: return missingFile
+        case .keyFileExists: return cannotCreate
+        case .io: return internalError
         }
     }
 }
@@ -62,6 +75,9 @@ private func exitingOnFailure(_ body: () throws -> Void) throws {
         printError(error.description)
         throw ExitCode(ExitStatus.code(for: error))
     } catch let error as MLKitError {
+        printError(error.description)
+        throw ExitCode(ExitStatus.code(for: error))
+    } catch let error as EncryptionError {
         printError(error.description)
         throw ExitCode(ExitStatus.code(for: error))
     } catch let error as ExitCode {

@@ -13,9 +13,9 @@ extension PredictCommand {
 
     /// The classifier: the model `--model-id` of `--collection`, fetched (or taken from the
     /// cache) for this device context, else the local model that `--model` names.
-    func loadClassifier() async throws -> TextClassifier {
+    func resolveClassifier() async throws -> TextClassifier {
         guard let collection, let modelID else {
-            return try TextClassifier(contentsOf: try ModelLocation.resolve(model))
+            return try loadClassifier(at: try ModelLocation.resolve(model), keyPath: key)
         }
         let accessed = try await ModelCollection.beginAccessing(
             identifier: collection, server: try server.serverURL(), context: device.context,

@@ -21,6 +21,9 @@ struct PredictCommand: AsyncParsableCommand {
     @Option(help: "The model file.")
     var model: String?
 
+    @Option(help: "The key file for an encrypted model (.mlkitkey, or Apple's .mlmodelkey).")
+    var key: String?
+
     @Option(help: "Show the K most likely labels with their probabilities.")
     var top: Int = 1
 
@@ -44,7 +47,7 @@ struct PredictCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let classifier = try await loadClassifier()
+            let classifier = try await resolveClassifier()
             if texts.isEmpty {
                 var output = ""
                 while let line = readLine(strippingNewline: true) {

@@ -27,6 +27,8 @@ struct ModelContainer {
     }
 
     static let magic = Array("MLKITMOD".utf8)
+    /// The magic of an encrypted model file, which the `MLKitEncryption` module reads.
+    static let encryptedMagic = Array("MLKITENC".utf8)
     static let footerMagic = Array("MEND".utf8)
     /// The version this mlkit writes.
     static let currentVersion: UInt32 = 1
@@ -101,6 +103,10 @@ struct ModelContainer {
         }
         return try data.withUnsafeBytes { bytes in
             guard bytes.count >= magic.count, bytes.prefix(magic.count).elementsEqual(magic) else {
+                if bytes.starts(with: encryptedMagic) {
+                    throw fail("the model is encrypted (its first bytes are \"MLKITENC\"); load it with its key "
+                               + "(`--key FILE`, or MLKitEncryption's TextClassifier(contentsOf:keyProvider:))", .unavailable)
+                }
                 throw fail("not an mlkit model file (its first bytes are not \"MLKITMOD\")")
             }
             guard bytes.count >= prefixSize + footerSize else { throw fail("truncated: the file is only \(bytes.count) bytes") }

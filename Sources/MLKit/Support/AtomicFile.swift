@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 #if canImport(Glibc)
 import Glibc
 private let systemWrite = Glibc.write
@@ -9,17 +9,18 @@ private let systemWrite = Darwin.write
 
 /// Writes files so that a crash never leaves a half-written one: the bytes go to a temporary
 /// file in the same folder, are flushed to disk, and the file is renamed over the target.
-enum AtomicFile {
+/// `package`, so that the modules on top of the core (key files, encrypted models) write the same way.
+package enum AtomicFile {
     /// Writes `data` to `url` atomically.
     /// - Throws: ``MLKitError`` with code `io`, naming the file.
-    static func write(_ data: Data, to url: URL, permissions: mode_t = 0o644) throws {
+    package static func write(_ data: Data, to url: URL, permissions: Int = 0o644) throws {
         let target = url.path
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp").path
         func failure(_ what: String) -> MLKitError {
             MLKitError(.io, "cannot write the file: \(what) (\(String(cString: strerror(errno))))", at: .init(file: target))
         }
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode_t(permissions))
         guard descriptor >= 0 else { throw failure("cannot create a temporary file beside it") }
         var succeeded = false
         defer {

@@ -52,17 +52,22 @@ extension TextClassifier {
     ///   is not a model or is truncated, corrupt or inconsistent; `unsupportedVersion` for a
     ///   newer format.
     public init(contentsOf url: URL) throws {
+        try self.init(modelFileData: Self.mappedModelFile(at: url), source: url.path)
+    }
+
+    /// The bytes of a model file, memory-mapped. Shared with the modules that read encrypted
+    /// model files, so that every loader reports a missing file the same way.
+    /// - Throws: ``MLKitError`` naming the file: `fileNotFound` or `io`.
+    package static func mappedModelFile(at url: URL) throws -> Data {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else {
             throw MLKitError(.fileNotFound, "no such model file", at: .init(file: path))
         }
-        let data: Data
         do {
-            data = try Data(contentsOf: url, options: .alwaysMapped)
+            return try Data(contentsOf: url, options: .alwaysMapped)
         } catch {
             throw MLKitError(.io, "cannot read the model file: \(error.localizedDescription)", at: .init(file: path))
         }
-        try self.init(modelFileData: data, source: path)
     }
 
     /// Loads a classifier from the bytes of a model file.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What the server matches a deployment's targeting rules against: the six keys of Core ML
 /// Model Deployment, and an installation ID for percentage rollouts.

@@ -117,7 +117,7 @@ struct ModelDownload {
             throw ModelCollectionError(.checksumMismatch, "\(subject): the file has \(size) bytes, the server announced \(entry.size)")
         }
         let digest: String
-        do { digest = try SHA256.hexDigest(ofFile: partial) } catch {
+        do { digest = try FileDigest.sha256(ofFile: partial) } catch {
             throw ModelCollectionError.io("cannot read the downloaded file", partial.path, error)
         }
         guard digest == entry.sha256 else {
