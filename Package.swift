@@ -8,6 +8,8 @@
 //          |
 //       MLKitEncryption — encrypted model files and key providers (swift-crypto)
 //          |
+//       MLKitCollections — the collection client (URLSession)
+//          |
 //       mlkit  — the command-line tool (swift-argument-parser)
 //   MLKitServer (MLKit, MLKitEncryption, Hummingbird 2, GRDB, swift-crypto, swift-log, swift-service-lifecycle)
 //          sits beside the core and under `mlkit serve`
@@ -42,6 +44,7 @@ let package = Package(
     products: [
         .library(name: "MLKit", targets: ["MLKit"]),
         .library(name: "MLKitEncryption", targets: ["MLKitEncryption"]),
+        .library(name: "MLKitCollections", targets: ["MLKitCollections"]),
         .executable(name: "mlkit", targets: ["mlkit"]),
         .library(name: "MLKitServer", targets: ["MLKitServer"]),
     ],
@@ -97,12 +100,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "MLKitCollections",
+            // Crypto only for SHA-256: the package MLKitEncryption already brings.
+            dependencies: ["MLKit", "MLKitEncryption", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "mlkit",
             dependencies: [
                 "MLKit",
                 "MLKitEncryption",
                 "MLKitServer",
+                "MLKitCollections",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -123,6 +133,12 @@ let package = Package(
         .testTarget(
             name: "EncryptionTests",
             dependencies: ["MLKitEncryption", "MLKit"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CollectionTests",
+            dependencies: ["MLKitCollections", "MLKitEncryption", "MLKit", "mlkit",
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -2,14 +2,17 @@ import ArgumentParser
 import Foundation
 import MLKit
 import MLKitEncryption
+import MLKitCollections
 
 /// The exit codes of `mlkit`, from BSD's sysexits.
 enum ExitStatus {
     static let usage: Int32 = 64
     static let badData: Int32 = 65
     static let missingFile: Int32 = 66
+    static let unavailable: Int32 = 69
     static let internalError: Int32 = 70
     static let cannotCreate: Int32 = 73
+    static let protocolError: Int32 = 76
     static let noPermission: Int32 = 77
 
     /// The exit code for a core error.
@@ -34,10 +37,43 @@ enum ExitStatus {
     }
 }
 
+extension ExitStatus {
+    /// The exit code for a collection client error: 69 when the server cannot be reached or
+    /// cannot provide the collection, 77 for a refused token, 65 for input the server refused.
+    static func code(for error: ModelCollectionError) -> Int32 {
+        switch error.code {
+        case .invalidParameter: return usage
+        case .notFound: return missingFile
+        case .unauthorized, .forbidden: return noPermission
+        case .network, .modelCollection: return unavailable
+        case .checksumMismatch, .invalidResponse: return protocolError
+        case .server: return (error.statusCode ?? 500) >= 500 ? unavailable : badData
+        default: return internalError
+        }
+    }
+}
+
 /// Runs a command body, turning errors into a message on standard error and an exit code.
 func reportingFailures(_ body: () throws -> Void) throws {
+    try exitingOnFailure { try body() }
+}
+
+/// Runs an asynchronous command body, turning errors into a message and an exit code.
+func reportingFailures(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch {
+        try exitingOnFailure { throw error }
+    }
+}
+
+/// Reports the error `body` throws and exits with its code.
+private func exitingOnFailure(_ body: () throws -> Void) throws {
     do {
         try body()
+    } catch let error as ModelCollectionError {
+        printError(error.description)
+        throw ExitCode(ExitStatus.code(for: error))
     } catch let error as MLKitError {
         printError(error.description)
         throw ExitCode(ExitStatus.code(for: error))

@@ -7,12 +7,14 @@ struct MLKitCommand: AsyncParsableCommand {
         commandName: "mlkit",
         abstract: "Text classification: tokenize, train, evaluate and predict.",
         discussion: """
-            Exit codes: 0 success, 64 usage error, 65 bad input data, 66 missing file, 70 internal \
-            error, 73 key file exists, 77 key unavailable or wrong key. Errors go to \
-            standard error and name the file, line or field at fault.
+            Exit codes: 0 success, 64 usage error, 65 bad input data, 66 missing file, \
+            69 collection server unavailable, 70 internal error, 73 key file exists, 76 bad server \
+            answer, 77 key unavailable, wrong key or token refused. Errors go to standard error and \
+            name the file, line or field at fault.
             """,
         version: "0.1.0",
         subcommands: [TrainCommand.self, PredictCommand.self, EvaluateCommand.self, InfoCommand.self, TokenizeCommand.self,
-                      KeygenCommand.self, EncryptCommand.self, DecryptCommand.self, ServeCommand.self]
+                      KeygenCommand.self, EncryptCommand.self, DecryptCommand.self,
+                      ServeCommand.self, CollectionCommand.self, DeployCommand.self, PullCommand.self]
     )
 }

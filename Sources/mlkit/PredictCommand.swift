@@ -3,14 +3,15 @@ import Foundation
 import MLKit
 
 /// `mlkit predict`: labels texts with a model.
-struct PredictCommand: ParsableCommand {
+struct PredictCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "predict",
         abstract: "Label texts with a trained model.",
         discussion: """
             With no TEXT, reads one text per line from standard input and writes one prediction \
-            per line as it goes. The model is --model, else $MLKIT_MODEL, else the bundled \
-            sentiment model.
+            per line as it goes. The model is --model, else the model --model-id of the \
+            collection --collection on the collection server, else $MLKIT_MODEL, else the \
+            bundled sentiment model.
             """
     )
 
@@ -29,13 +30,24 @@ struct PredictCommand: ParsableCommand {
     @Flag(help: "Write JSON Lines: {\"label\": ..., \"probabilities\": {...}}.")
     var json = false
 
+    @Option(help: "Take the model from this collection on the collection server (with --model-id).")
+    var collection: String?
+
+    @Option(name: .customLong("model-id"), help: "The model's identifier in --collection.")
+    var modelID: String?
+
+    @OptionGroup var server: ServerOptions
+
+    @OptionGroup var device: DeviceContextOptions
+
     func validate() throws {
         if top < 1 { throw ValidationError("--top must be at least 1.") }
+        try validateCollectionOptions()
     }
 
-    func run() throws {
-        try reportingFailures {
-            let classifier = try loadClassifier(at: try ModelLocation.resolve(model), keyPath: key)
+    func run() async throws {
+        try await reportingFailures {
+            let classifier = try await resolveClassifier()
             if texts.isEmpty {
                 var output = ""
                 while let line = readLine(strippingNewline: true) {
