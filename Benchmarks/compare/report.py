@@ -96,6 +96,9 @@ def machine_lines(docs: list[dict]) -> list[str]:
             reps = f"{reps} repetitions"
         setup = (f", setup (venv, datasets, release build) {d['setup_s']:.0f} s"
                  if d.get("setup_s") is not None else "")
+        cpu = sum(rep.get("child_cpu_s", 0) for r in d.get("rows", []) for rep in r.get("reps", []))
+        if cpu:
+            setup += f", CPU time of the measured children {cpu / 60:.1f} min"
         out.append(f"* `{d['_path']}` ({d.get('created_utc', '?')}, "
                    f"{'quick, ' if d.get('quick') else ''}{reps}, "
                    f"{d.get('latency_calls', '?')} latency calls, comparison wall "
@@ -177,16 +180,24 @@ def chart(path: Path, by_ds: dict[str, list[dict]]) -> None:
     names = list(by_ds)
     ncols = min(3, len(names))
     nrows = math.ceil(len(names) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 4.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(max(5.2 * ncols, 7), 4.4 * nrows), squeeze=False)
+    families = {  # method prefix -> (legend name, colour, marker)
+        "mlkit": ("mlkit", "C3", "*"), "sklearn": ("scikit-learn", "C0", "o"),
+        "fasttext": ("fastText", "C1", "s"), "vw": ("Vowpal Wabbit", "C2", "^")}
+    seen = set()
     for ax, ds in zip(axes.flat, names):
         for r in by_ds[ds]:
             if "error" in r or not r.get("train_s"):
                 continue
-            mine = is_mlkit(r["method"])
-            ax.scatter(r["train_s"], r["accuracy"], s=60 if mine else 36,
-                       marker="*" if mine else "o", color="C3" if mine else "C0", zorder=3)
-            ax.annotate(r["method"], (r["train_s"], r["accuracy"]), fontsize=7,
-                        xytext=(4, 3), textcoords="offset points")
+            family = r["method"].split("-", 1)[0]
+            legend, colour, marker = families.get(family, (family, "C7", "D"))
+            ax.scatter(r["train_s"], r["accuracy"], s=90 if family == "mlkit" else 40,
+                       marker=marker, color=colour, zorder=3,
+                       label=legend if legend not in seen else None)
+            seen.add(legend)
+            short = r["method"].split("-", 1)[1] if "-" in r["method"] else r["method"]
+            ax.annotate(short, (r["train_s"], r["accuracy"]), fontsize=7,
+                        xytext=(4, 3), textcoords="offset points", color=colour)
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -198,8 +209,16 @@ def chart(path: Path, by_ds: dict[str, list[dict]]) -> None:
         ax.grid(True, which="both", alpha=0.3)
     for ax in list(axes.flat)[len(names):]:
         ax.axis("off")
-    fig.suptitle("Accuracy vs training time (best of repetitions)", fontsize=11)
-    fig.tight_layout()
+    fig.suptitle("Test accuracy against training time (best of repetitions); up and left is better",
+                 fontsize=11)
+    handles, labels = [], []
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.06 / nrows, 1, 1 - 0.06 / nrows))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
