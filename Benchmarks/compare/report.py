@@ -90,7 +90,9 @@ def machine_lines(docs: list[dict]) -> list[str]:
         pk = ", ".join(f"{k} {v}" for k, v in m.get("packages", {}).items())
         mlkit = d.get("mlkit")
         reps = d.get("reps", "?")
-        if "repeat_below_s" in d:
+        if reps == 1:
+            reps = "1 repetition"
+        elif "repeat_below_s" in d:
             reps = f"up to {reps} repetitions (repeated while one takes under {d['repeat_below_s']:g} s)"
         else:
             reps = f"{reps} repetitions"

@@ -13,28 +13,27 @@ import MLKit
 
 /// The custom metric for byte throughput: kilobytes (10^3 bytes) per second.
 let kilobytesPerSecondName = "kB/s"
-
-/// Runs `body` and records its speed over `bytes` bytes in the `kB/s` metric.
-func measureBytes(_ benchmark: Benchmark, _ bytes: Int, _ body: () throws -> Void) rethrows {
-    let elapsed = try ContinuousClock().measure(body)
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    if seconds > 0 {
-        benchmark.measurement(.custom(kilobytesPerSecondName, polarity: .prefersLarger, useScalingFactor: false),
-                              Int((Double(bytes) / seconds / 1e3).rounded()))
-    }
-}
-
 /// The custom metric for document throughput: documents per second.
 let documentsPerSecondName = "docs/s"
 
-/// Runs `body` and records its speed over `count` documents in the `docs/s` metric.
-func measureDocuments(_ benchmark: Benchmark, _ count: Int, _ body: () throws -> Void) rethrows {
+/// Runs `body` and records `amount` per second of its wall time in the custom metric `name`.
+func measureRate(_ benchmark: Benchmark, _ name: String, _ amount: Double, _ body: () throws -> Void) rethrows {
     let elapsed = try ContinuousClock().measure(body)
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     if seconds > 0 {
-        benchmark.measurement(.custom(documentsPerSecondName, polarity: .prefersLarger, useScalingFactor: false),
-                              Int((Double(count) / seconds).rounded()))
+        benchmark.measurement(.custom(name, polarity: .prefersLarger, useScalingFactor: false),
+                              Int((amount / seconds).rounded()))
     }
+}
+
+/// Runs `body` and records its speed over `bytes` bytes in the `kB/s` metric.
+func measureBytes(_ benchmark: Benchmark, _ bytes: Int, _ body: () throws -> Void) rethrows {
+    try measureRate(benchmark, kilobytesPerSecondName, Double(bytes) / 1e3, body)
+}
+
+/// Runs `body` and records its speed over `count` documents in the `docs/s` metric.
+func measureDocuments(_ benchmark: Benchmark, _ count: Int, _ body: () throws -> Void) rethrows {
+    try measureRate(benchmark, documentsPerSecondName, Double(count), body)
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -126,12 +125,12 @@ let benchmarks: @Sendable () -> Void = {
 
     // The goal is no allocation per prediction beyond the result; these report where we are.
     let sentence = "I love rainbows, but this movie was far too long and the ending made no sense."
-    let allocationMetrics: [BenchmarkMetric] = [.mallocCountTotal, .mallocBytesCount, .wallClock]
+    let perCall = Benchmark.Configuration(metrics: [.mallocCountTotal, .mallocBytesCount, .wallClock],
+                                          timeUnits: .nanoseconds, warmupIterations: 10,
+                                          maxDuration: .seconds(1), maxIterations: 10_000)
     for (name, configuration) in featurizers {
         Benchmark(
-            "Allocations Featurizer vector \(name) short sentence",
-            configuration: .init(metrics: allocationMetrics, timeUnits: .nanoseconds, warmupIterations: 10,
-                                 maxDuration: .seconds(1), maxIterations: 10_000)
+            "Allocations Featurizer vector \(name) short sentence", configuration: perCall
         ) { benchmark, featurizer in
             blackHole(featurizer.vector(for: sentence))
         } setup: {
@@ -139,9 +138,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
     Benchmark(
-        "Allocations Tokenizer enumerateTokens short sentence",
-        configuration: .init(metrics: allocationMetrics, timeUnits: .nanoseconds, warmupIterations: 10,
-                             maxDuration: .seconds(1), maxIterations: 10_000)
+        "Allocations Tokenizer enumerateTokens short sentence", configuration: perCall
     ) { _ in
         var count = 0
         Tokenizer().enumerateTokens(in: sentence) { _ in count += 1 }
@@ -163,54 +160,38 @@ let benchmarks: @Sendable () -> Void = {
         try TextClassifier(contentsOf: modelURL)
     }
 
-    // One iteration predicts 1,000 documents with `predictions(for:)` (all cores), so with the
-    // scaling factor .kilo the throughput row reads as thousands of documents per second; the
+    // One iteration predicts 1,000 documents with `predictions(for:)` (all cores, then one), so
+    // with the scaling factor .kilo the throughput row reads as thousands of documents per second; the
     // custom metric `docs/s` gives the figure itself.
     let documentsPerSecond = BenchmarkMetric.custom(documentsPerSecondName, polarity: .prefersLarger,
                                                     useScalingFactor: false)
-    Benchmark(
-        "Prediction batch docs/s",
-        configuration: .init(metrics: [.throughput, .wallClock, documentsPerSecond], timeUnits: .milliseconds,
-                             units: [documentsPerSecond: .count], warmupIterations: 2, scalingFactor: .kilo,
-                             maxDuration: .seconds(3), maxIterations: 1_000)
-    ) { benchmark, classifier in
-        measureDocuments(benchmark, documents.count) { blackHole(classifier.predictions(for: documents)) }
-    } setup: {
-        try TextClassifier(contentsOf: modelURL)
-    }
-
-    Benchmark(
-        "Prediction batch docs/s one thread",
-        configuration: .init(metrics: [.throughput, .wallClock, documentsPerSecond], timeUnits: .milliseconds,
-                             units: [documentsPerSecond: .count], warmupIterations: 2, scalingFactor: .kilo,
-                             maxDuration: .seconds(3), maxIterations: 1_000)
-    ) { benchmark, classifier in
-        measureDocuments(benchmark, documents.count) {
-            blackHole(classifier.predictions(for: documents, threads: 1))
+    for (suffix, threads) in [("", 0), (" one thread", 1)] {
+        Benchmark(
+            "Prediction batch docs/s\(suffix)",
+            configuration: .init(metrics: [.throughput, .wallClock, documentsPerSecond], timeUnits: .milliseconds,
+                                 units: [documentsPerSecond: .count], warmupIterations: 2, scalingFactor: .kilo,
+                                 maxDuration: .seconds(3), maxIterations: 1_000)
+        ) { benchmark, classifier in
+            measureDocuments(benchmark, documents.count) {
+                blackHole(classifier.predictions(for: documents, threads: threads))
+            }
+        } setup: {
+            try TextClassifier(contentsOf: modelURL)
         }
-    } setup: {
-        try TextClassifier(contentsOf: modelURL)
     }
 
     // MARK: Allocations per prediction (the goal: none beyond the result)
 
-    Benchmark(
-        "Allocations Prediction predictedLabel short sentence",
-        configuration: .init(metrics: allocationMetrics, timeUnits: .nanoseconds, warmupIterations: 10,
-                             maxDuration: .seconds(1), maxIterations: 10_000)
-    ) { _, classifier in
-        blackHole(classifier.predictedLabel(for: sentence))
-    } setup: {
-        try TextClassifier(contentsOf: modelURL)
-    }
-    Benchmark(
-        "Allocations Prediction predictedLabelHypotheses top 2 short sentence",
-        configuration: .init(metrics: allocationMetrics, timeUnits: .nanoseconds, warmupIterations: 10,
-                             maxDuration: .seconds(1), maxIterations: 10_000)
-    ) { _, classifier in
-        blackHole(classifier.predictedLabelHypotheses(for: sentence, maximumCount: 2))
-    } setup: {
-        try TextClassifier(contentsOf: modelURL)
+    let predictionCalls: [(name: String, call: @Sendable (TextClassifier) -> Void)] = [
+        ("predictedLabel", { blackHole($0.predictedLabel(for: sentence)) }),
+        ("predictedLabelHypotheses top 2", { blackHole($0.predictedLabelHypotheses(for: sentence, maximumCount: 2)) }),
+    ]
+    for (name, call) in predictionCalls {
+        Benchmark("Allocations Prediction \(name) short sentence", configuration: perCall) { _, classifier in
+            call(classifier)
+        } setup: {
+            try TextClassifier(contentsOf: modelURL)
+        }
     }
 
     // MARK: Model load
