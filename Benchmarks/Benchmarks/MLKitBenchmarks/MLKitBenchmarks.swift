@@ -168,7 +168,7 @@ let benchmarks: @Sendable () -> Void = {
     for (suffix, threads) in [("", 0), (" one thread", 1)] {
         Benchmark(
             "Prediction batch docs/s\(suffix)",
-            configuration: .init(metrics: [.throughput, .wallClock, documentsPerSecond], timeUnits: .milliseconds,
+            configuration: .init(metrics: [.throughput, .wallClock, documentsPerSecond], timeUnits: .microseconds,
                                  units: [documentsPerSecond: .count], warmupIterations: 2, scalingFactor: .kilo,
                                  maxDuration: .seconds(3), maxIterations: 1_000)
         ) { benchmark, classifier in
