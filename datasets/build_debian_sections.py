@@ -72,36 +72,42 @@ def index_targets() -> list[dict]:
     return rows
 
 
-def pick_indices() -> tuple[dict, dict]:
-    """The Packages and Translation-en index of Debian's base suite, main."""
+def find_indices() -> tuple[list[dict], list[dict]]:
+    """The Packages and Translation-en indices of Debian's base suite, main."""
     rows = [r for r in index_targets()
             if r["ORIGIN"] == "Debian" and r["COMPONENT"] == "main"
             and "-" not in r["CODENAME"]]        # bookworm, not bookworm-updates
     packages = [r for r in rows if r["IDENTIFIER"] == "Packages"]
     translations = [r for r in rows if r["IDENTIFIER"] == "Translations"
                     and r["LANGUAGE"] == "en"]
-    if len(packages) != 1 or len(translations) != 1:
-        sys.exit("expected exactly one Debian base-suite main Packages and "
-                 f"Translation-en index, found {len(packages)} and "
-                 f"{len(translations)}: is apt pointed at a Debian release?")
-    return packages[0], translations[0]
+    return packages, translations
+
+
+def usable(found: tuple[list[dict], list[dict]]) -> bool:
+    """Exactly one of each index, both present on disk."""
+    packages, translations = found
+    return (len(packages) == 1 and len(translations) == 1
+            and all(os.path.exists(r["FILENAME"]) for r in packages + translations))
 
 
 def ensure_indices() -> tuple[dict, dict]:
-    pkgs, trans = pick_indices()
-    if os.path.exists(pkgs["FILENAME"]) and os.path.exists(trans["FILENAME"]):
-        return pkgs, trans
-    if os.geteuid() != 0:
-        sys.exit("the Debian package index or its Translation-en is missing; run:\n"
-                 "    sudo " + " ".join(UPDATE_CMD))
-    print("running: " + " ".join(UPDATE_CMD), flush=True)
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(UPDATE_CMD, env=env, check=True, stdout=subprocess.DEVNULL)
-    pkgs, trans = pick_indices()
-    for r in (pkgs, trans):
-        if not os.path.exists(r["FILENAME"]):
-            sys.exit(f"still missing after apt-get update: {r['FILENAME']}")
-    return pkgs, trans
+    # apt lists a Translation-en target only once it has fetched the file, so
+    # a missing target and a missing file both mean: update with English on.
+    found = find_indices()
+    if not usable(found):
+        if os.geteuid() != 0:
+            sys.exit("the Debian package index or its Translation-en is missing; run:\n"
+                     "    sudo " + " ".join(UPDATE_CMD))
+        print("running: " + " ".join(UPDATE_CMD), flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(UPDATE_CMD, env=env, check=True, stdout=subprocess.DEVNULL)
+        found = find_indices()
+    packages, translations = found
+    if not usable(found):
+        sys.exit("expected exactly one Debian base-suite main Packages and "
+                 f"Translation-en index on disk, found {len(packages)} and "
+                 f"{len(translations)} after apt-get update: is apt pointed at a Debian release?")
+    return packages[0], translations[0]
 
 
 def read_index(path: str) -> str:

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Side-by-side comparison of mlkit with peer text classifiers, in one command:
 #
-#   bash Benchmarks/compare/run.sh            # full run: every dataset, 3 repetitions
-#   bash Benchmarks/compare/run.sh --quick    # smoke run: 2 small datasets, 1 repetition
-#   bash Benchmarks/compare/run.sh --datasets fortunes-topic --methods fasttext-tuned
+#   bash Benchmarks/compare/run.sh            # full run: every dataset and method (< 30 min on 2 cores)
+#   bash Benchmarks/compare/run.sh --quick    # smoke run: 2 small datasets, 1 repetition (< 3 min)
+#   bash Benchmarks/compare/run.sh --datasets fortunes-topic --methods fasttext-tuned mlkit-svm
 #
-# Arguments go to peers.py (see `peers.py --help`; do not pass --out, this
-# script names the files).  Steps:
+# Arguments go to compare.py (see `compare.py --help`), except --no-docs, which
+# run.sh takes for itself.  Steps:
 #   1. create/update the venv Benchmarks/compare/.venv from requirements.txt
-#      (git-ignored; re-installed when requirements.txt changes);
+#      (git-ignored; re-installed only when requirements.txt changes);
 #   2. build the datasets into datasets/out/ if any is missing;
-#   3. run the peers (peers.py), then mlkit (run_mlkit, below);
-#   4. merge the results into results/report-<time>.md and a chart
-#      results/chart-<time>.png (report.py).
+#   3. build mlkit in release mode (the MLKitProbe and mlkit products);
+#   4. run every method, peers then mlkit, dataset by dataset (compare.py):
+#      results/compare-<time>.json;
+#   5. write results/report-<time>.md and results/chart-<time>.png (report.py).
+#      A full run (no --quick, --datasets or --methods, and no --no-docs) also
+#      regenerates the comparison block of docs/benchmarks.md and the chart
+#      docs/benchmarks/comparison.png that the README links to.
 # Environment: PYTHON (interpreter for the venv, default python3; the pins
 # are for CPython 3.11).
 set -euo pipefail
@@ -23,11 +27,11 @@ VENV="$HERE/.venv"
 PY="$VENV/bin/python"
 STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
 RESULTS="$HERE/results"
-PEERS_OUT="$RESULTS/peers-$STAMP.json"
-MLKIT_OUT="$RESULTS/mlkit-$STAMP.json"
+OUT="$RESULTS/compare-$STAMP.json"
 DATASETS=(vader-sentiment vader-sentiment-3 fortunes-topic fortunes-language debian-sections)
+BIN="$REPO/.build/release"
 
-log() { printf '\n== %s\n' "$*"; }
+log() { printf '\n== %s (%s, load %s)\n' "$*" "$(date -u +%H:%M:%S)" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
 
 setup_venv() {
     local python="${PYTHON:-python3}" want have
@@ -59,42 +63,46 @@ build_datasets() {
     fi
 }
 
-run_peers() {
-    log "peers -> ${PEERS_OUT#"$REPO/"}"
-    "$PY" "$HERE/peers.py" --out "$PEERS_OUT" "$@"
+build_mlkit() {
+    log "building mlkit in release mode (swift build -c release)"
+    # One build for both products: they share the MLKit module.
+    (cd "$REPO" && swift build -c release --product MLKitProbe && swift build -c release --product mlkit)
 }
 
-# ---------------------------------------------------------------------------
-# run_mlkit: THE MLKIT SIDE GOES HERE (not wired yet).
-#
-# To do: build mlkit in release mode (swift build -c release), then for every
-# dataset run `mlkit train` on datasets/out/NAME.train.json and
-# `mlkit evaluate` on NAME.test.json, best of 3 for every timing, one process
-# per run for peak RSS, and write "$MLKIT_OUT" in the same format as
-# peers.py's output (results/README.md): rows with method names starting with
-# "mlkit" so that report.py computes mlkit's ratio to the best peer.
-# Arguments: the same ones peers.py got ("$@", e.g. --quick / --datasets).
-# ---------------------------------------------------------------------------
-run_mlkit() {
-    log "mlkit"
-    echo "mlkit: not yet wired"
+run_compare() {
+    log "comparison -> ${OUT#"$REPO/"}"
+    "$PY" "$HERE/compare.py" --out "$OUT" --mlkit-probe "$BIN/MLKitProbe" --mlkit-cli "$BIN/mlkit" \
+        --setup-seconds "$1" "${@:2}"
 }
 
 make_report() {
-    local inputs=("$PEERS_OUT")
-    [[ -f "$MLKIT_OUT" ]] && inputs+=("$MLKIT_OUT")
+    local docs=("$@")
     log "report"
-    "$PY" "$HERE/report.py" "${inputs[@]}" \
-        --md "$RESULTS/report-$STAMP.md" --png "$RESULTS/chart-$STAMP.png"
+    "$PY" "$HERE/report.py" "$OUT" --md "$RESULTS/report-$STAMP.md" --png "$RESULTS/chart-$STAMP.png" \
+        "${docs[@]}"
 }
 
 main() {
-    local t0=$SECONDS
+    local t0=$SECONDS arg publish=1 args=()
+    for arg in "$@"; do
+        case "$arg" in
+            --no-docs) publish=0; continue ;;
+            --quick|--datasets|--methods|--datasets=*|--methods=*) publish=0 ;;
+        esac
+        args+=("$arg")
+    done
     setup_venv
     build_datasets
-    run_peers "$@"
-    run_mlkit "$@"
-    make_report
+    build_mlkit
+    run_compare "$(( SECONDS - t0 ))" "${args[@]}"
+    if (( publish )); then
+        make_report --docs "$REPO/docs/benchmarks.md" --png-link benchmarks/comparison.png
+        mkdir -p "$REPO/docs/benchmarks"
+        cp "$RESULTS/chart-$STAMP.png" "$REPO/docs/benchmarks/comparison.png"
+        log "updated docs/benchmarks.md and docs/benchmarks/comparison.png"
+    else
+        make_report
+    fi
     log "done in $(( SECONDS - t0 )) s"
 }
 

@@ -7,6 +7,12 @@
 import Foundation
 import MLKit
 
+// `compare` is the peer comparison's mlkit side (Comparison.swift): it reads datasets, not the
+// corpora below, so it runs before they are built.
+if CommandLine.arguments.dropFirst().first == "compare" {
+    exit(runComparison(Array(CommandLine.arguments.dropFirst(2))))
+}
+
 let rounds = 5
 
 /// The CPU time this thread has used, in seconds.

@@ -13,15 +13,27 @@ import MLKit
 
 /// The custom metric for byte throughput: kilobytes (10^3 bytes) per second.
 let kilobytesPerSecondName = "kB/s"
+/// The custom metric for document throughput: documents per second.
+let documentsPerSecondName = "docs/s"
 
-/// Runs `body` and records its speed over `bytes` bytes in the `kB/s` metric.
-func measureBytes(_ benchmark: Benchmark, _ bytes: Int, _ body: () throws -> Void) rethrows {
+/// Runs `body` and records `amount` per second of its wall time in the custom metric `name`.
+func measureRate(_ benchmark: Benchmark, _ name: String, _ amount: Double, _ body: () throws -> Void) rethrows {
     let elapsed = try ContinuousClock().measure(body)
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     if seconds > 0 {
-        benchmark.measurement(.custom(kilobytesPerSecondName, polarity: .prefersLarger, useScalingFactor: false),
-                              Int((Double(bytes) / seconds / 1e3).rounded()))
+        benchmark.measurement(.custom(name, polarity: .prefersLarger, useScalingFactor: false),
+                              Int((amount / seconds).rounded()))
     }
+}
+
+/// Runs `body` and records its speed over `bytes` bytes in the `kB/s` metric.
+func measureBytes(_ benchmark: Benchmark, _ bytes: Int, _ body: () throws -> Void) rethrows {
+    try measureRate(benchmark, kilobytesPerSecondName, Double(bytes) / 1e3, body)
+}
+
+/// Runs `body` and records its speed over `count` documents in the `docs/s` metric.
+func measureDocuments(_ benchmark: Benchmark, _ count: Int, _ body: () throws -> Void) rethrows {
+    try measureRate(benchmark, documentsPerSecondName, Double(count), body)
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -113,12 +125,12 @@ let benchmarks: @Sendable () -> Void = {
 
     // The goal is no allocation per prediction beyond the result; these report where we are.
     let sentence = "I love rainbows, but this movie was far too long and the ending made no sense."
-    let allocationMetrics: [BenchmarkMetric] = [.mallocCountTotal, .mallocBytesCount, .wallClock]
+    let perCall = Benchmark.Configuration(metrics: [.mallocCountTotal, .mallocBytesCount, .wallClock],
+                                          timeUnits: .nanoseconds, warmupIterations: 10,
+                                          maxDuration: .seconds(1), maxIterations: 10_000)
     for (name, configuration) in featurizers {
         Benchmark(
-            "Allocations Featurizer vector \(name) short sentence",
-            configuration: .init(metrics: allocationMetrics, timeUnits: .nanoseconds, warmupIterations: 10,
-                                 maxDuration: .seconds(1), maxIterations: 10_000)
+            "Allocations Featurizer vector \(name) short sentence", configuration: perCall
         ) { benchmark, featurizer in
             blackHole(featurizer.vector(for: sentence))
         } setup: {
@@ -126,37 +138,98 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
     Benchmark(
-        "Allocations Tokenizer enumerateTokens short sentence",
-        configuration: .init(metrics: allocationMetrics, timeUnits: .nanoseconds, warmupIterations: 10,
-                             maxDuration: .seconds(1), maxIterations: 10_000)
+        "Allocations Tokenizer enumerateTokens short sentence", configuration: perCall
     ) { _ in
         var count = 0
         Tokenizer().enumerateTokens(in: sentence) { _ in count += 1 }
         blackHole(count)
     }
 
-    // MARK: Placeholders, filled in by later issues (keep these names so baselines line up)
+    // MARK: Prediction: the bundled sentiment model (trained/sentiment.mlkit)
 
-    // Benchmark("Prediction latency short sentence", configuration: .init(
-    //     metrics: [.wallClock, .mallocCountTotal], timeUnits: .nanoseconds)) { benchmark, model in
-    //     blackHole(model.prediction(for: sentence))
-    // } setup: { /* train or load a small model */ }
+    let modelURL = Fixtures.repository.appendingPathComponent("trained/sentiment.mlkit")
+    let documents = Fixtures.predictionDocuments(count: 1_000)
 
-    // Benchmark("Prediction batch docs/s", configuration: .init(
-    //     metrics: [.throughput, .wallClock], scalingFactor: .kilo)) { benchmark, model in
-    //     // one scaled iteration = one document, so throughput reads as docs/s (K)
-    // } setup: { /* model and 1,000 documents */ }
+    Benchmark(
+        "Prediction latency short sentence",
+        configuration: .init(metrics: [.wallClock, .mallocCountTotal], timeUnits: .nanoseconds,
+                             warmupIterations: 100, maxDuration: .seconds(2), maxIterations: 100_000)
+    ) { _, classifier in
+        blackHole(classifier.predictedLabel(for: sentence))
+    } setup: {
+        try TextClassifier(contentsOf: modelURL)
+    }
 
-    // Benchmark("Model load plain", configuration: .init(metrics: [.wallClock, .mallocCountTotal, .peakMemoryResidentDelta])) { benchmark, url in
-    //     blackHole(try Model(contentsOf: url))
-    // } setup: { /* write a model file to a temporary folder */ }
+    // One iteration predicts 1,000 documents with `predictions(for:)` (all cores, then one), so
+    // with the scaling factor .kilo the throughput row reads as thousands of documents per second; the
+    // custom metric `docs/s` gives the figure itself.
+    let documentsPerSecond = BenchmarkMetric.custom(documentsPerSecondName, polarity: .prefersLarger,
+                                                    useScalingFactor: false)
+    for (suffix, threads) in [("", 0), (" one thread", 1)] {
+        Benchmark(
+            "Prediction batch docs/s\(suffix)",
+            configuration: .init(metrics: [.throughput, .wallClock, documentsPerSecond], timeUnits: .microseconds,
+                                 units: [documentsPerSecond: .count], warmupIterations: 2, scalingFactor: .kilo,
+                                 maxDuration: .seconds(3), maxIterations: 1_000)
+        ) { benchmark, classifier in
+            measureDocuments(benchmark, documents.count) {
+                blackHole(classifier.predictions(for: documents, threads: threads))
+            }
+        } setup: {
+            try TextClassifier(contentsOf: modelURL)
+        }
+    }
 
-    // Benchmark("Model load encrypted", configuration: .init(metrics: [.wallClock, .mallocCountTotal, .peakMemoryResidentDelta])) { benchmark, url in
-    //     blackHole(try Model(contentsOf: url, key: key))
-    // } setup: { /* write an encrypted model file */ }
+    // MARK: Allocations per prediction (the goal: none beyond the result)
 
-    // One per training algorithm; throughput with scalingFactor .kilo over 1,000 documents reads as docs/s (K):
-    // Benchmark("Training docs/s maxent", ...)
-    // Benchmark("Training docs/s naive-bayes", ...)
-    // Benchmark("Training docs/s linear-svm", ...)
+    let predictionCalls: [(name: String, call: @Sendable (TextClassifier) -> Void)] = [
+        ("predictedLabel", { blackHole($0.predictedLabel(for: sentence)) }),
+        ("predictedLabelHypotheses top 2", { blackHole($0.predictedLabelHypotheses(for: sentence, maximumCount: 2)) }),
+    ]
+    for (name, call) in predictionCalls {
+        Benchmark("Allocations Prediction \(name) short sentence", configuration: perCall) { _, classifier in
+            call(classifier)
+        } setup: {
+            try TextClassifier(contentsOf: modelURL)
+        }
+    }
+
+    // MARK: Model load
+
+    Benchmark(
+        "Model load plain",
+        configuration: .init(metrics: [.wallClock, .mallocCountTotal, .peakMemoryResidentDelta],
+                             timeUnits: .microseconds, warmupIterations: 2, maxDuration: .seconds(2),
+                             maxIterations: 1_000)
+    ) { _ in
+        blackHole(try TextClassifier(contentsOf: modelURL))
+    }
+
+    // TODO(encryption): "Model load encrypted" — the same model file sealed by MLKitEncryption
+    // (branch `enc`), loaded with its key, once that module is on main. Keep the name: baselines
+    // are matched by name.
+
+    // MARK: Training: documents per second for each algorithm, VADER sentiment training split
+
+    if let training = Fixtures.trainingData() {
+        for algorithm in TextClassifierParameters.Algorithm.allCases {
+            Benchmark(
+                "Training docs/s \(algorithm.rawValue)",
+                configuration: .init(metrics: [.wallClock, documentsPerSecond, .peakMemoryResidentDelta],
+                                     timeUnits: .milliseconds, units: [documentsPerSecond: .count],
+                                     warmupIterations: 0, maxDuration: .seconds(10), maxIterations: 3)
+            ) { benchmark in
+                try measureDocuments(benchmark, training.count) {
+                    blackHole(try TextClassifier(trainingData: training,
+                                                 parameters: TextClassifierParameters(algorithm: algorithm)))
+                }
+            }
+        }
+    } else {
+        FileHandle.standardError.write(Data("""
+            note: the "Training docs/s" benchmarks need \(Fixtures.trainingPath); \
+            build it with `python3 datasets/build_vader.py` from the repository root.
+
+            """.utf8))
+    }
 }

@@ -1,32 +1,45 @@
 #!/usr/bin/env python3
-"""Run peer text classifiers (scikit-learn, fastText, Vowpal Wabbit) on the
-mlkit datasets and record accuracy, macro-F1, speed, memory and model size.
+"""Run mlkit and peer text classifiers (scikit-learn, fastText, Vowpal
+Wabbit) on the mlkit datasets and record accuracy, macro-F1, speed, memory and
+model size.  Benchmarks/compare/run.sh calls it; on its own:
 
-    python3 Benchmarks/compare/peers.py --datasets vader-sentiment fortunes-topic \
-        --out results/peers.json [--quick]
+    python3 Benchmarks/compare/compare.py --datasets vader-sentiment fortunes-topic \
+        --out results/compare.json [--quick] [--mlkit-probe .build/release/MLKitProbe \
+        --mlkit-cli .build/release/mlkit]
 
 Each (dataset, method) pair runs in fresh child processes, one method at a
-time, REPS times (default 3).  A child loads the dataset's train/test JSON,
-trains, saves the model to disk, predicts the whole test set (best of 3
+time, up to REPS times (default 3): a repetition is repeated only while the
+last one took less than --repeat-below seconds (default 20), because a long
+run's timing varies little relative to its length and repeating it costs
+most of the run's time.  Per dataset the peers run first, then mlkit.
+
+A peer child (this script with --worker) loads the dataset's train/test JSON,
+trains, saves the model to disk, predicts the whole test set (best of PASSES
 passes), then measures single-document latency and writes its predictions.
-The parent waits for it with os.wait4, whose rusage gives that child's own
-peak RSS.  Reported per method:
+An mlkit child is `MLKitProbe compare` (Sources/MLKitProbe/Comparison.swift),
+a release binary that does the same steps in Swift.  The parent waits for
+each child with os.wait4, whose rusage gives that child's own peak RSS.
+Reported per method:
 
   accuracy, macro_f1   of the first repetition's predictions (the per-rep
                        values are kept in `reps`; fastText is multi-threaded
                        and not bit-reproducible);
-  train_s              best of REPS (minimum);
-  predict_docs_per_s   best of REPS x 3 passes (PASSES) over the test set, model
+  train_s              best of the repetitions (minimum);
+  predict_docs_per_s   best over repetitions x PASSES passes over the test
+                       set (no further pass once they add up to 5 s), model
                        already loaded in memory;
-  latency_us           best of REPS medians over LATENCY_CALLS calls that
-                       predict one short test text, in-process;
-  peak_rss_mb          largest peak RSS over the REPS children (whole
-                       process: interpreter, libraries, data and model);
+  latency_us           best of the repetitions' medians over LATENCY_CALLS
+                       calls that predict one short test text, in-process
+                       (fewer if they add up to more than 3 s, at least 20);
+  peak_rss_mb          largest peak RSS over the children (whole process:
+                       interpreter or binary, libraries, data and model);
   model_bytes          size of the saved model file(s).
 
 The parent computes accuracy and macro-F1 itself (macro-F1 over the union of
 true and predicted labels, as scikit-learn's f1_score(average="macro")), so
-the fastText and VW children never import scikit-learn.
+the fastText and VW children never import scikit-learn.  For mlkit it also
+runs `mlkit evaluate --json` on the first repetition's model file, when
+--mlkit-cli is given, and records the CLI's accuracy beside the probe's.
 
 Relative --out and --data-dir paths are taken relative to this folder's
 parent repo layout: --out relative to Benchmarks/compare/, --data-dir
@@ -52,7 +65,7 @@ REPO = HERE.parent.parent
 
 ALL_DATASETS = ["vader-sentiment", "vader-sentiment-3", "fortunes-topic",
                 "fortunes-language", "debian-sections"]
-QUICK_DATASETS = ["vader-sentiment", "fortunes-topic"]
+QUICK_DATASETS = ["vader-sentiment"]
 
 # method name -> short description (written into the result file)
 METHODS = {
@@ -81,6 +94,10 @@ METHODS = {
 }
 LOGREG_MAX_ITER = 1000
 PASSES = 3          # passes over the test set per child (--predict-passes)
+PREDICT_BUDGET_S = 5.0   # no further test-set pass once the passes add up to this
+LATENCY_BUDGET_S = 3.0   # most seconds of timed latency calls per child
+LATENCY_MIN_CALLS = 20   # fewest latency calls, whatever the budget
+LAST_LATENCY_CALLS = 0   # calls the last median_latency_us made
 
 
 # ---------------------------------------------------------------- helpers --
@@ -129,23 +146,39 @@ def file_bytes(path: Path) -> int:
 
 
 def time_best(fn, passes: int):
-    """Run fn() `passes` times; return (best seconds, last result)."""
-    best, out = float("inf"), None
+    """Run fn() up to `passes` times, stopping early once the passes add up
+    to PREDICT_BUDGET_S (at least one pass); return (best seconds, last result)."""
+    best, out, total = float("inf"), None, 0.0
     for _ in range(passes):
         t0 = time.perf_counter()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
+        elapsed = time.perf_counter() - t0
+        best, total = min(best, elapsed), total + elapsed
+        if total > PREDICT_BUDGET_S:
+            break
     return best, out
 
 
 def median_latency_us(fn, text: str, calls: int) -> float:
-    for _ in range(min(50, calls)):          # warm-up
+    """Median of `calls` timed calls after a warm-up, both cut short by a time
+    budget (LATENCY_BUDGET_S of timed calls, a tenth of it for the warm-up,
+    never fewer than LATENCY_MIN_CALLS calls): a few peers take tens of ms per
+    call on the large datasets, and 1,000 of those would cost minutes."""
+    global LAST_LATENCY_CALLS
+    start = time.perf_counter()
+    for i in range(min(50, calls)):          # warm-up
         fn(text)
-    samples = []
+        if i + 1 >= LATENCY_MIN_CALLS and time.perf_counter() - start > LATENCY_BUDGET_S / 10:
+            break
+    samples, total = [], 0
     for _ in range(calls):
         t0 = time.perf_counter_ns()
         fn(text)
         samples.append(time.perf_counter_ns() - t0)
+        total += samples[-1]
+        if len(samples) >= LATENCY_MIN_CALLS and total > LATENCY_BUDGET_S * 1e9:
+            break
+    LAST_LATENCY_CALLS = len(samples)
     return statistics.median(samples) / 1000.0
 
 
@@ -287,41 +320,100 @@ def worker(method: str, dataset: str, data_dir: Path, result: Path, calls: int,
     else:
         fn = (work_sklearn if method.startswith("sklearn") else
               work_fasttext if method.startswith("fasttext") else work_vw)
-        with tempfile.TemporaryDirectory(prefix="peers-") as work:
+        with tempfile.TemporaryDirectory(prefix="compare-") as work:
             out = fn(method, train, test, Path(work), calls, quantize)
+        out["notes"]["latency_calls"] = LAST_LATENCY_CALLS
     result.write_text(json.dumps(out), encoding="utf-8")
 
 
 # ----------------------------------------------------------------- parent --
 
-def run_child(method: str, dataset: str, data_dir: Path, calls: int,
-              timeout: float, quantize: bool = False) -> tuple[dict, float]:
-    """Run one repetition in a fresh process; return (its result, peak RSS MB)."""
-    with tempfile.NamedTemporaryFile(prefix="peers-", suffix=".json", delete=False) as tf:
-        result = Path(tf.name)
-    try:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", method, dataset,
-               "--predict-passes", str(PASSES),
-               "--data-dir", str(data_dir), "--result", str(result),
-               "--latency-calls", str(calls)] + (["--quantize"] if quantize else [])
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        proc = subprocess.Popen(cmd, env=env)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                pid, status, rusage = os.wait4(proc.pid, 0)
-                raise RuntimeError(f"{method} on {dataset}: timed out after {timeout:.0f} s")
-            time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{method} on {dataset}: child exited with {proc.returncode}")
-        return json.loads(result.read_text(encoding="utf-8")), rusage.ru_maxrss / 1024.0
-    finally:
-        result.unlink(missing_ok=True)
+def wait_child(cmd: list[str], what: str, timeout: float,
+               env: dict | None = None) -> tuple[float, float, float]:
+    """Run cmd to completion; return (wall seconds, its peak RSS in MiB, its
+    CPU seconds, user + system)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env)
+    deadline = t0 + timeout
+    while True:
+        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            raise RuntimeError(f"{what}: timed out after {timeout:.0f} s")
+        time.sleep(0.02)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"{what}: child exited with {code}")
+    return time.monotonic() - t0, rusage.ru_maxrss / 1024.0, rusage.ru_utime + rusage.ru_stime
+
+
+def run_child(method: str, dataset: str, data_dir: Path, calls: int, timeout: float,
+              quantize: bool = False, mlkit: dict | None = None,
+              check_cli: bool = False) -> tuple[dict, float, tuple[float, float]]:
+    """Run one repetition in a fresh process; return (its result, peak RSS MB,
+    (the child's wall seconds, its CPU seconds))."""
+    what = f"{method} on {dataset}"
+    with tempfile.TemporaryDirectory(prefix="compare-") as work:
+        result = Path(work) / "result.json"
+        if is_mlkit(method):
+            model = Path(work) / "model.mlkit"
+            cmd = [mlkit["probe"], "compare",
+                   str(data_dir / f"{dataset}.train.json"), str(data_dir / f"{dataset}.test.json"),
+                   "--algorithm", method[len("mlkit-"):], "--model", str(model),
+                   "--result", str(result), "--latency-calls", str(calls),
+                   "--predict-passes", str(PASSES)]
+            wall, rss, cpu = wait_child(cmd, what, timeout)
+        else:
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", method, dataset,
+                   "--predict-passes", str(PASSES),
+                   "--data-dir", str(data_dir), "--result", str(result),
+                   "--latency-calls", str(calls)] + (["--quantize"] if quantize else [])
+            wall, rss, cpu = wait_child(cmd, what, timeout, env=dict(os.environ, PYTHONHASHSEED="0"))
+        out = json.loads(result.read_text(encoding="utf-8"))
+        if check_cli and is_mlkit(method) and mlkit.get("cli"):
+            # The same model file through the command users run.
+            proc = subprocess.run([mlkit["cli"], "evaluate", str(model),
+                                   str(data_dir / f"{dataset}.test.json"), "--json"],
+                                  capture_output=True, text=True, timeout=timeout)
+            if proc.returncode != 0:
+                raise RuntimeError(f"{what}: mlkit evaluate exited with {proc.returncode}: "
+                                   f"{proc.stderr.strip()}")
+            metrics = json.loads(proc.stdout)
+            out["notes"]["cli_evaluate_accuracy"] = round(metrics["accuracy"], 5)
+            out["notes"]["cli_evaluate_macro_f1"] = round(metrics["macroF1"], 5)
+    return out, rss, (wall, cpu)
+
+
+def is_mlkit(method: str) -> bool:
+    return method.startswith("mlkit")
+
+
+def mlkit_version(mlkit: dict | None) -> dict | None:
+    """The commit of the working tree the probe was built from, and the Swift compiler."""
+    if not mlkit:
+        return None
+
+    def first_line(cmd: list[str]) -> str:
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=60)
+            return out.stdout.strip().splitlines()[0] if out.returncode == 0 else "?"
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "?"
+    return {"commit": first_line(["git", "describe", "--always", "--dirty", "--abbrev=10"]),
+            "swift": first_line(["swift", "--version"])}
+
+
+def mlkit_methods(probe: str) -> dict[str, str]:
+    """mlkit's methods, as the probe lists them: the default, then each algorithm."""
+    names = subprocess.run([probe, "compare", "--algorithms"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    return {f"mlkit-{n}": ("TextClassifier(trainingData:) with default parameters, as "
+                           "`mlkit train DATA` with no flags" if n == "default" else
+                           f"TextClassifierParameters(algorithm: {n}), as "
+                           f"`mlkit train DATA --algorithm {n}`") for n in names}
 
 
 def package_versions() -> dict:
@@ -380,21 +472,33 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", nargs="+", help=f"default: {' '.join(ALL_DATASETS)} "
                     f"(with --quick: {' '.join(QUICK_DATASETS)})")
-    ap.add_argument("--methods", nargs="+", choices=sorted(METHODS), help="default: all")
+    ap.add_argument("--methods", nargs="+",
+                    help=f"default: all; peers: {' '.join(METHODS)}; mlkit: mlkit-default and "
+                    "mlkit-<algorithm> as `MLKitProbe compare --algorithms` lists them")
     ap.add_argument("--out", help="result JSON (relative to Benchmarks/compare/); "
-                    "default results/peers-<UTC time>.json")
+                    "default results/compare-<UTC time>.json")
     ap.add_argument("--data-dir", default="datasets/out",
                     help="folder with NAME.train.json / NAME.test.json (relative to the repo root)")
+    ap.add_argument("--mlkit-probe", help="release MLKitProbe binary: runs the mlkit methods "
+                    "(without it, only the peers run)")
+    ap.add_argument("--mlkit-cli", help="release mlkit binary: `mlkit evaluate` checks the "
+                    "first repetition's model file")
+    ap.add_argument("--setup-seconds", type=float,
+                    help="seconds run.sh spent before (venv, datasets, release build), recorded")
     ap.add_argument("--quick", action="store_true",
-                    help="smoke run: the two small datasets, 1 repetition, 1 prediction "
-                    "pass, 200 latency calls, no .ftz")
-    ap.add_argument("--reps", type=int, help="repetitions per method (default 3, quick 1)")
+                    help="smoke run: vader-sentiment only, 1 repetition, 1 prediction "
+                    "pass, 200 latency calls")
+    ap.add_argument("--reps", type=int, help="most repetitions per method (default 3, quick 1)")
+    ap.add_argument("--repeat-below", type=float, default=20.0,
+                    help="repeat a method only while its last child took less than this many "
+                    "seconds (default 20)")
     ap.add_argument("--latency-calls", type=int, help="default 1000 (quick 200)")
     ap.add_argument("--predict-passes", type=int,
                     help="timed passes over the test set per child (default 3, quick 1)")
-    ap.add_argument("--timeout", type=float, default=3600, help="seconds per child")
-    ap.add_argument("--no-ftz", action="store_true",
-                    help="skip fastText quantization (.ftz); implied by --quick")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per child (default 900)")
+    ap.add_argument("--ftz", action="store_true",
+                    help="also quantize fastText models (.ftz) in the first repetition; "
+                    "minutes per dataset, so off by default")
     ap.add_argument("--quantize", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--worker", nargs=2, metavar=("METHOD", "DATASET"), help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
@@ -409,21 +513,32 @@ def main() -> None:
                args.quantize)
         return
 
+    mlkit = None
+    available = dict(METHODS)
+    if args.mlkit_probe:
+        mlkit = {"probe": str(Path(args.mlkit_probe).resolve()),
+                 "cli": str(Path(args.mlkit_cli).resolve()) if args.mlkit_cli else None}
+        available.update(mlkit_methods(mlkit["probe"]))
+    unknown = [m for m in args.methods or [] if m not in available]
+    if unknown:
+        sys.exit(f"unknown methods {' '.join(unknown)}; available: {' '.join(available)}"
+                 + ("" if mlkit else " (mlkit methods need --mlkit-probe)"))
     datasets = args.datasets or (QUICK_DATASETS if args.quick else ALL_DATASETS)
-    methods = args.methods or list(METHODS)
+    methods = args.methods or list(available)
     reps = args.reps or (1 if args.quick else 3)
-    ftz = not (args.quick or args.no_ftz)
+    ftz = args.ftz
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = resolve(args.out or f"results/peers-{stamp}.json", HERE)
+    out = resolve(args.out or f"results/compare-{stamp}.json", HERE)
     for ds in datasets:
         for part in ("train", "test"):
             if not (data_dir / f"{ds}.{part}.json").exists():
                 sys.exit(f"missing {data_dir / f'{ds}.{part}.json'}: run bash datasets/build_all.sh")
 
     doc = {"kind": "mlkit-compare", "version": 1, "created_utc": stamp,
-           "quick": args.quick, "reps": reps, "latency_calls": calls,
-           "predict_passes": PASSES,
-           "machine": machine(), "methods": {m: METHODS[m] for m in methods},
+           "quick": args.quick, "reps": reps, "repeat_below_s": args.repeat_below,
+           "latency_calls": calls, "predict_passes": PASSES,
+           "setup_s": args.setup_seconds, "mlkit": mlkit_version(mlkit),
+           "machine": machine(), "methods": {m: available[m] for m in methods},
            "baselines": {}, "rows": []}
     started = time.monotonic()
 
@@ -435,24 +550,29 @@ def main() -> None:
         tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, out)
 
-    print(f"peers: {len(datasets)} datasets x {len(methods)} methods x {reps} reps -> {out}",
-          flush=True)
+    print(f"compare: {len(datasets)} datasets x {len(methods)} methods x up to {reps} reps "
+          f"(repeated while a child takes < {args.repeat_below:g} s) -> {out}", flush=True)
     for ds in datasets:
         _, yte = load_split(data_dir, ds, "test")
         xtr, _ = load_split(data_dir, ds, "train")
-        base, base_rss = run_child("baseline", ds, data_dir, calls, args.timeout)
+        _, base_rss, _ = run_child("baseline", ds, data_dir, calls, args.timeout)
         doc["baselines"][ds] = {"peak_rss_mb": round(base_rss, 1), "n_train": len(xtr),
                                 "n_test": len(yte), "n_labels": len(set(yte))}
-        for method in methods:
+        # peers first, then mlkit, each group in the order given
+        for method in sorted(methods, key=is_mlkit):
             load = [round(x, 2) for x in os.getloadavg()]
             t0 = time.monotonic()
-            results, rsss = [], []
+            results, rsss, walls = [], [], []
             try:
                 for rep in range(reps):
-                    res, rss = run_child(method, ds, data_dir, calls, args.timeout,
-                                         quantize=(rep == 0 and ftz))
+                    if rep and walls[-1][0] >= args.repeat_below:
+                        break
+                    res, rss, wall = run_child(method, ds, data_dir, calls, args.timeout,
+                                               quantize=(rep == 0 and ftz), mlkit=mlkit,
+                                               check_cli=(rep == 0))
                     results.append(res)
                     rsss.append(rss)
+                    walls.append(wall)
             except RuntimeError as e:
                 print(f"  {ds:18} {method:22} FAILED: {e}", flush=True)
                 doc["rows"].append({"dataset": ds, "method": method, "error": str(e),
@@ -477,12 +597,14 @@ def main() -> None:
                 "peak_rss_mb": round(max(rss_plain), 1),
                 "model_bytes": results[0]["model_bytes"],
                 "load_avg": load,
+                "wall_s": round(time.monotonic() - t0, 1),
                 "reps": [{"accuracy": round(a, 5), "macro_f1": round(f, 5),
                           "train_s": round(r["train_s"], 4),
                           "predict_s": round(r["predict_s"], 5),
                           "latency_us": round(r["latency_us"], 2),
-                          "peak_rss_mb": round(m, 1)}
-                         for a, f, r, m in zip(accs, f1s, results, rsss)],
+                          "peak_rss_mb": round(m, 1), "child_s": round(w[0], 1),
+                          "child_cpu_s": round(w[1], 1)}
+                         for a, f, r, m, w in zip(accs, f1s, results, rsss, walls)],
                 "notes": results[0].get("notes", {}),
             }
             doc["rows"].append(row)
@@ -491,9 +613,9 @@ def main() -> None:
                   f"train {row['train_s']:8.2f}s {row['predict_docs_per_s']:10.0f} docs/s "
                   f"{row['latency_us']:8.1f}us {row['peak_rss_mb']:7.1f}MB "
                   f"{row['model_bytes']:>11,}B  load {load[0]:.2f} "
-                  f"({time.monotonic() - t0:.0f}s)", flush=True)
+                  f"({len(results)} reps, {row['wall_s']:.0f}s)", flush=True)
     save()
-    print(f"peers: done in {doc['wall_s']:.0f} s, wrote {out}")
+    print(f"compare: done in {doc['wall_s']:.0f} s, wrote {out}")
 
 
 if __name__ == "__main__":
