@@ -59,12 +59,6 @@ struct TrainingPlan {
         }
     }
 
-    /// A featurized problem for `examples`; unknown labels are dropped.
-    func problem(_ examples: [LabeledText], featurizer: Featurizer) -> TrainingProblem {
-        let known = knownExamples(examples)
-        return problem(known, matrix: featurizer.matrix(for: known.map(\.text), threads: threads))
-    }
-
     /// The examples whose label the training data has.
     private func knownExamples(_ examples: [LabeledText]) -> [LabeledText] {
         examples.filter { classIndex[$0.label] != nil }
@@ -214,9 +208,13 @@ struct TrainingPlan {
     func fit(_ candidate: Candidate, on examples: [LabeledText],
              calibration: LinearModel.ProbabilityMapping?) throws -> (featurizer: Featurizer, model: ClassifierModel) {
         report("refitting \(candidate.label) on \(examples.count) examples", 0.95)
-        let featurizer = try Featurizer(fitting: examples.map(\.text), configuration: candidate.features,
-                                        recoveringTerms: true, threads: threads)
-        let problem = problem(examples, featurizer: featurizer)
+        // As in `evaluate`: tokenize once into counts, then weight them.
+        let known = knownExamples(examples)
+        let counting = try Featurizer(fitting: known.map(\.text), configuration: candidate.features.counting,
+                                      recoveringTerms: true, threads: threads)
+        let counts = counting.matrix(for: known.map(\.text), threads: threads)
+        let featurizer = counting.reweighted(as: candidate.features, trainingCounts: counts)
+        let problem = problem(known, matrix: featurizer.weighting(counts))
         defer { report("done", 1) }
         let model = try trainModel(candidate, problem, validation: nil)
         if let calibration, case .linear(let linear) = model { return (featurizer, .linear(linear.with(probability: calibration))) }
