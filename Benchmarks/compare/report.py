@@ -257,7 +257,8 @@ def main() -> None:
     for (ds, _), r in rows.items():
         by_ds.setdefault(ds, []).append(r)
 
-    body = ["Best of the repetitions for every timing; bold = best peer in the column; "
+    body = ["Best of the repetitions for training time and docs/s, the first repetition's "
+            "median for latency; bold = best peer in the column; "
             "↳ rows: mlkit's value divided by the best peer's (above 1 is better for "
             "accuracy, macro-F1 and docs/s, below 1 for the rest). "
             "Timings are noisy on a shared machine: see the load averages.", "",

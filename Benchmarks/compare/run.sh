@@ -2,7 +2,7 @@
 # Side-by-side comparison of mlkit with peer text classifiers, in one command:
 #
 #   bash Benchmarks/compare/run.sh            # full run: every dataset and method (< 30 min on 2 cores)
-#   bash Benchmarks/compare/run.sh --quick    # smoke run: 2 small datasets, 1 repetition (< 3 min)
+#   bash Benchmarks/compare/run.sh --quick    # smoke run: vader-sentiment only, 1 repetition (< 3 min)
 #   bash Benchmarks/compare/run.sh --datasets fortunes-topic --methods fasttext-tuned mlkit-svm
 #
 # Arguments go to compare.py (see `compare.py --help`), except --no-docs, which
