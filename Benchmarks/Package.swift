@@ -21,6 +21,7 @@ let package = Package(
             name: "MLKitBenchmarks",
             dependencies: [
                 .product(name: "MLKit", package: "mlkit"),
+                .product(name: "MLKitEncryption", package: "mlkit"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/MLKitBenchmarks",
