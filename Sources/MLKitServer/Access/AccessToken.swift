@@ -31,11 +31,24 @@ enum AccessToken {
 /// Checks the bearer token of a request against the stored hashes.
 ///
 /// The hashes are cached in memory; an unknown token reloads them once, so a token made by
-/// `mlkit serve token create` while the server runs works at once. Every stored hash is
+/// `mlkit serve token create` while the server runs works at once. A token still unknown
+/// after that reload is remembered as refused for ``refusalLifetime``, so that a client that
+/// keeps sending a wrong token costs no database read per request. Every stored hash is
 /// compared, with no early exit. Tokens never reach a log.
 final class TokenVerifier: Sendable {
+    private struct Cache {
+        var tokens: [TokenRecord] = []
+        /// The hashes of refused tokens, with when they were refused.
+        var refused: [[UInt8]: ContinuousClock.Instant] = [:]
+    }
+
+    /// How long an unknown token is answered 401 without a database read.
+    static let refusalLifetime: Duration = .seconds(5)
+    /// The most refused hashes remembered; past that the list starts again.
+    private static let refusalLimit = 10_000
+
     private let store: any CollectionStore
-    private let cache = NIOLockedValueBox<[TokenRecord]?>(nil)
+    private let cache = NIOLockedValueBox(Cache())
 
     init(store: any CollectionStore) {
         self.store = store
@@ -53,11 +66,20 @@ final class TokenVerifier: Sendable {
             throw CollectionServerError(.unauthorized, "this endpoint needs a bearer token with the \(scope.rawValue) scope")
         }
         let hash = AccessToken.hash(authorization.dropFirst(7).trimmingASCIIWhitespace())
-        var token = Self.find(hash, in: cache.withLockedValue { $0 } ?? [])
-        if token == nil {
+        let now = ContinuousClock.now
+        let (cached, recentlyRefused) = cache.withLockedValue { cache in
+            (Self.find(hash, in: cache.tokens), cache.refused[hash].map { now - $0 < Self.refusalLifetime } ?? false)
+        }
+        var token = cached
+        if token == nil && !recentlyRefused {
             let stored = try await store.tokens()
-            cache.withLockedValue { $0 = stored }
             token = Self.find(hash, in: stored)
+            cache.withLockedValue { cache in
+                cache.tokens = stored
+                guard token == nil else { return }
+                if cache.refused.count >= Self.refusalLimit { cache.refused.removeAll() }
+                cache.refused[hash] = now
+            }
         }
         guard let token else { throw CollectionServerError(.unauthorized, "the bearer token is not valid") }
         guard token.scope == scope else {
