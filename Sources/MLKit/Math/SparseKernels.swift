@@ -5,19 +5,66 @@
 enum SparseKernels {
     /// `scores += Σ value_i · W[index_i, :]` over a document's non-zero features.
     ///
+    /// The scores stay in registers while the rows stream by, a panel of 16, 8, 4, 2 or 1 lanes
+    /// per pass over the document: adding each row into memory would chain every row's
+    /// additions behind the previous row's store. Each lane still adds the rows in document
+    /// order, one multiply and one add per row, so the sums are exactly those of a plain loop.
+    ///
     /// - Parameters:
     ///   - indices: The document's feature indices.
     ///   - values: Their values.
     ///   - weights: Feature-major weights, `classes` floats per feature.
     ///   - classes: The row length.
     ///   - scores: `classes` accumulators.
-    /// - Complexity: O(nnz × classes), eight lanes at a time.
+    /// - Complexity: O(nnz × classes).
     @inline(__always)
     static func accumulateRows(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
                                weights: UnsafePointer<Float>, classes: Int, into scores: UnsafeMutablePointer<Float>) {
-        for position in 0..<indices.count {
-            addScaled(values[position], weights + Int(indices[position]) * classes, to: scores, count: classes)
+        var lane = 0
+        while lane + 16 <= classes {
+            accumulatePanel(SIMD16<Float>.self, lane: lane, indices: indices, values: values, weights: weights,
+                            classes: classes, into: scores)
+            lane += 16
         }
+        if lane + 8 <= classes {
+            accumulatePanel(SIMD8<Float>.self, lane: lane, indices: indices, values: values, weights: weights,
+                            classes: classes, into: scores)
+            lane += 8
+        }
+        if lane + 4 <= classes {
+            accumulatePanel(SIMD4<Float>.self, lane: lane, indices: indices, values: values, weights: weights,
+                            classes: classes, into: scores)
+            lane += 4
+        }
+        if lane + 2 <= classes {
+            accumulatePanel(SIMD2<Float>.self, lane: lane, indices: indices, values: values, weights: weights,
+                            classes: classes, into: scores)
+            lane += 2
+        }
+        if lane < classes {
+            var sum = scores[lane]
+            for position in 0..<indices.count {
+                sum = sum + values[position] * weights[Int(indices[position]) &* classes &+ lane]
+            }
+            scores[lane] = sum
+        }
+    }
+
+    /// One pass of ``accumulateRows(indices:values:weights:classes:into:)`` over the lanes
+    /// `lane ..< lane + Panel.scalarCount`, with the sums in one SIMD register set.
+    @inline(__always)
+    private static func accumulatePanel<Panel: SIMD>(_: Panel.Type, lane: Int, indices: UnsafeBufferPointer<Int32>,
+                                                     values: UnsafeBufferPointer<Float>, weights: UnsafePointer<Float>,
+                                                     classes: Int, into scores: UnsafeMutablePointer<Float>)
+    where Panel.Scalar == Float {
+        let rows = UnsafeRawPointer(weights + lane)
+        let rowBytes = classes &* MemoryLayout<Float>.stride
+        var sum = UnsafeRawPointer(scores + lane).loadUnaligned(as: Panel.self)
+        for position in 0..<indices.count {
+            let row = rows.loadUnaligned(fromByteOffset: Int(indices[position]) &* rowBytes, as: Panel.self)
+            sum = sum + Panel(repeating: values[position]) * row
+        }
+        UnsafeMutableRawPointer(scores + lane).storeBytes(of: sum, as: Panel.self)
     }
 
     /// `W[index_i, :] += scale · value_i · gradient` over a document's non-zero features:
