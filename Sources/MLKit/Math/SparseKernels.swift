@@ -20,27 +20,12 @@ enum SparseKernels {
     @inline(__always)
     static func accumulateRows(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
                                weights: UnsafePointer<Float>, classes: Int, into scores: UnsafeMutablePointer<Float>) {
+        let rows = RowPanels(indices: indices, values: values, weights: weights, classes: classes, scores: scores)
         var lane = 0
-        while lane + 16 <= classes {
-            accumulatePanel(SIMD16<Float>.self, lane: lane, indices: indices, values: values, weights: weights,
-                            classes: classes, into: scores)
-            lane += 16
-        }
-        if lane + 8 <= classes {
-            accumulatePanel(SIMD8<Float>.self, lane: lane, indices: indices, values: values, weights: weights,
-                            classes: classes, into: scores)
-            lane += 8
-        }
-        if lane + 4 <= classes {
-            accumulatePanel(SIMD4<Float>.self, lane: lane, indices: indices, values: values, weights: weights,
-                            classes: classes, into: scores)
-            lane += 4
-        }
-        if lane + 2 <= classes {
-            accumulatePanel(SIMD2<Float>.self, lane: lane, indices: indices, values: values, weights: weights,
-                            classes: classes, into: scores)
-            lane += 2
-        }
+        while lane + 16 <= classes { lane = rows.accumulate(SIMD16<Float>.self, from: lane) }
+        if lane + 8 <= classes { lane = rows.accumulate(SIMD8<Float>.self, from: lane) }
+        if lane + 4 <= classes { lane = rows.accumulate(SIMD4<Float>.self, from: lane) }
+        if lane + 2 <= classes { lane = rows.accumulate(SIMD2<Float>.self, from: lane) }
         if lane < classes {
             var sum = scores[lane]
             for position in 0..<indices.count {
@@ -50,21 +35,28 @@ enum SparseKernels {
         }
     }
 
-    /// One pass of ``accumulateRows(indices:values:weights:classes:into:)`` over the lanes
-    /// `lane ..< lane + Panel.scalarCount`, with the sums in one SIMD register set.
-    @inline(__always)
-    private static func accumulatePanel<Panel: SIMD>(_: Panel.Type, lane: Int, indices: UnsafeBufferPointer<Int32>,
-                                                     values: UnsafeBufferPointer<Float>, weights: UnsafePointer<Float>,
-                                                     classes: Int, into scores: UnsafeMutablePointer<Float>)
-    where Panel.Scalar == Float {
-        let rows = UnsafeRawPointer(weights + lane)
-        let rowBytes = classes &* MemoryLayout<Float>.stride
-        var sum = UnsafeRawPointer(scores + lane).loadUnaligned(as: Panel.self)
-        for position in 0..<indices.count {
-            let row = rows.loadUnaligned(fromByteOffset: Int(indices[position]) &* rowBytes, as: Panel.self)
-            sum = sum + Panel(repeating: values[position]) * row
+    /// One document's rows and scores, for ``accumulateRows(indices:values:weights:classes:into:)``.
+    private struct RowPanels {
+        let indices: UnsafeBufferPointer<Int32>
+        let values: UnsafeBufferPointer<Float>
+        let weights: UnsafePointer<Float>
+        let classes: Int
+        let scores: UnsafeMutablePointer<Float>
+
+        /// Adds the rows into the lanes `lane ..< lane + Panel.scalarCount`, with the sums in one
+        /// SIMD register set, and returns the next lane.
+        @inline(__always)
+        func accumulate<Panel: SIMD>(_: Panel.Type, from lane: Int) -> Int where Panel.Scalar == Float {
+            let rows = UnsafeRawPointer(weights + lane)
+            let rowBytes = classes &* MemoryLayout<Float>.stride
+            var sum = UnsafeRawPointer(scores + lane).loadUnaligned(as: Panel.self)
+            for position in 0..<indices.count {
+                let row = rows.loadUnaligned(fromByteOffset: Int(indices[position]) &* rowBytes, as: Panel.self)
+                sum = sum + Panel(repeating: values[position]) * row
+            }
+            UnsafeMutableRawPointer(scores + lane).storeBytes(of: sum, as: Panel.self)
+            return lane + Panel.scalarCount
         }
-        UnsafeMutableRawPointer(scores + lane).storeBytes(of: sum, as: Panel.self)
     }
 
     /// `W[index_i, :] += scale · value_i · gradient` over a document's non-zero features:
