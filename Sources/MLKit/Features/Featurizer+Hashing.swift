@@ -4,7 +4,9 @@ extension Featurizer {
     /// Every n-gram order is hashed at once while the token's normalized bytes stream by:
     /// the hash of `"a b"` continues from the hash of `"a"`, so no string is ever built.
     /// ``featureKeys(for:)`` is the same computation written plainly, and the tests check that
-    /// the two agree.
+    /// the two agree. Inlined, so that `body` and the per-token work run inside the word
+    /// scanner's loop rather than as a call per token.
+    @inline(__always)
     func forEachFeatureHash(in bytes: UnsafeBufferPointer<UInt8>, scratch: inout FeatureScratch,
                             _ body: (UInt64) -> Void) {
         let configuration = self.configuration
@@ -15,7 +17,7 @@ extension Featurizer {
             let scriptBigrams = configuration.scriptBigrams
             var previousEnd = -1
             var previousIdeograph: UInt64?
-            configuration.tokenizer.enumerateTokens(inUTF8: bytes) { token in
+            Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 var hash = FeatureHash()
                 guard scriptBigrams && token.kind == .ideographic else {
@@ -53,7 +55,7 @@ extension Featurizer {
             var historyCount = 0
             var previousEnd = -1
             var previousWasIdeographic = false
-            tokenizer.enumerateTokens(inUTF8: bytes) { token in
+            Self.forEachToken(of: tokenizer, in: bytes) { token in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 let isIdeographic = token.kind == .ideographic
                 let ngrams = min(maxN, historyCount + 1)
@@ -80,6 +82,19 @@ extension Featurizer {
                 }
             }
         }
+    }
+
+    /// Calls `body` with each token, running the standard word scanner's loop in place so that
+    /// `body` is inlined into it; other tokenizers go through ``Tokenizer/enumerateTokens(inUTF8:_:)``.
+    @inline(__always)
+    private static func forEachToken(of tokenizer: Tokenizer, in bytes: UnsafeBufferPointer<UInt8>,
+                                     _ body: (Token) -> Void) {
+        guard tokenizer.unit == .word && tokenizer.segmentation == .standard else {
+            tokenizer.enumerateTokens(inUTF8: bytes, body)
+            return
+        }
+        var scanner = WordScanner(bytes)
+        while let token = scanner.next() { body(token) }
     }
 
     /// Feeds the normalized bytes of `token` to the first `count` hash states. Up to three

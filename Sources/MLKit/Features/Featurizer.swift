@@ -268,7 +268,7 @@ struct FeatureBuffer {
 
     /// The features of the last text as a vector.
     var vector: SparseVector {
-        SparseVector(indices: Array(indices[0..<count]), values: Array(values[0..<count]))
+        SparseVector(uncheckedIndices: Array(indices[0..<count]), values: Array(values[0..<count]))
     }
 }
 

@@ -20,6 +20,13 @@ public struct SparseVector: Sendable, Hashable {
         self.values = values
     }
 
+    /// Creates a vector from indices that the caller guarantees are sorted and distinct, as the
+    /// featurizer's counting produces them, without checking them again.
+    init(uncheckedIndices indices: [Int32], values: [Float]) {
+        self.indices = indices
+        self.values = values
+    }
+
     /// The empty vector.
     public init() {
         indices = []

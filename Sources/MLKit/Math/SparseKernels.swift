@@ -5,18 +5,57 @@
 enum SparseKernels {
     /// `scores += Σ value_i · W[index_i, :]` over a document's non-zero features.
     ///
+    /// The scores stay in registers while the rows stream by, a panel of 16, 8, 4, 2 or 1 lanes
+    /// per pass over the document: adding each row into memory would chain every row's
+    /// additions behind the previous row's store. Each lane still adds the rows in document
+    /// order, one multiply and one add per row, so the sums are exactly those of a plain loop.
+    ///
     /// - Parameters:
     ///   - indices: The document's feature indices.
     ///   - values: Their values.
     ///   - weights: Feature-major weights, `classes` floats per feature.
     ///   - classes: The row length.
     ///   - scores: `classes` accumulators.
-    /// - Complexity: O(nnz × classes), eight lanes at a time.
+    /// - Complexity: O(nnz × classes).
     @inline(__always)
     static func accumulateRows(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
                                weights: UnsafePointer<Float>, classes: Int, into scores: UnsafeMutablePointer<Float>) {
-        for position in 0..<indices.count {
-            addScaled(values[position], weights + Int(indices[position]) * classes, to: scores, count: classes)
+        let rows = RowPanels(indices: indices, values: values, weights: weights, classes: classes, scores: scores)
+        var lane = 0
+        while lane + 16 <= classes { lane = rows.accumulate(SIMD16<Float>.self, from: lane) }
+        if lane + 8 <= classes { lane = rows.accumulate(SIMD8<Float>.self, from: lane) }
+        if lane + 4 <= classes { lane = rows.accumulate(SIMD4<Float>.self, from: lane) }
+        if lane + 2 <= classes { lane = rows.accumulate(SIMD2<Float>.self, from: lane) }
+        if lane < classes {
+            var sum = scores[lane]
+            for position in 0..<indices.count {
+                sum = sum + values[position] * weights[Int(indices[position]) &* classes &+ lane]
+            }
+            scores[lane] = sum
+        }
+    }
+
+    /// One document's rows and scores, for ``accumulateRows(indices:values:weights:classes:into:)``.
+    private struct RowPanels {
+        let indices: UnsafeBufferPointer<Int32>
+        let values: UnsafeBufferPointer<Float>
+        let weights: UnsafePointer<Float>
+        let classes: Int
+        let scores: UnsafeMutablePointer<Float>
+
+        /// Adds the rows into the lanes `lane ..< lane + Panel.scalarCount`, with the sums in one
+        /// SIMD register set, and returns the next lane.
+        @inline(__always)
+        func accumulate<Panel: SIMD>(_: Panel.Type, from lane: Int) -> Int where Panel.Scalar == Float {
+            let rows = UnsafeRawPointer(weights + lane)
+            let rowBytes = classes &* MemoryLayout<Float>.stride
+            var sum = UnsafeRawPointer(scores + lane).loadUnaligned(as: Panel.self)
+            for position in 0..<indices.count {
+                let row = rows.loadUnaligned(fromByteOffset: Int(indices[position]) &* rowBytes, as: Panel.self)
+                sum = sum + Panel(repeating: values[position]) * row
+            }
+            UnsafeMutableRawPointer(scores + lane).storeBytes(of: sum, as: Panel.self)
+            return lane + Panel.scalarCount
         }
     }
 

@@ -14,27 +14,36 @@ enum Sorting {
         }
         var combined: Int32 = 0
         for key in keys { combined |= key }
+        // The bytes that vary at all; the histograms of all of them are counted in one pass.
+        let digits = (32 - combined.leadingZeroBitCount + 7) / 8
         var source = keys.baseAddress!
         var target = scratch.baseAddress!
-        var shift: Int32 = 0
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { counts in
-            while shift < 32 && (combined >> shift) != 0 {
-                counts.initialize(repeating: 0)
-                for position in 0..<count { counts[Int((source[position] >> shift) & 0xFF)] += 1 }
-                var total = 0
-                for digit in 0..<256 {
-                    let digitCount = counts[digit]
-                    counts[digit] = total
-                    total += digitCount
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4 * 256) { counts in
+            counts.initialize(repeating: 0)
+            let histogram = counts.baseAddress!
+            for position in 0..<count {
+                let key = Int(source[position])
+                histogram[key & 0xFF] &+= 1
+                histogram[256 + (key >> 8) & 0xFF] &+= 1
+                histogram[512 + (key >> 16) & 0xFF] &+= 1
+                histogram[768 + key >> 24] &+= 1
+            }
+            for digit in 0..<digits {
+                let offsets = histogram + 256 * digit
+                var total: Int32 = 0
+                for bucket in 0..<256 {
+                    let bucketCount = offsets[bucket]
+                    offsets[bucket] = total
+                    total &+= bucketCount
                 }
+                let shift = 8 * digit
                 for position in 0..<count {
                     let key = source[position]
-                    let digit = Int((key >> shift) & 0xFF)
-                    target[counts[digit]] = key
-                    counts[digit] += 1
+                    let bucket = Int(key >> shift) & 0xFF
+                    target[Int(offsets[bucket])] = key
+                    offsets[bucket] &+= 1
                 }
                 swap(&source, &target)
-                shift += 8
             }
         }
         if source != keys.baseAddress! { keys.baseAddress!.update(from: source, count: count) }

@@ -10,8 +10,9 @@ import Darwin
 /// Each thread gets its own workspace through POSIX thread-specific storage; the workspace is
 /// released when the thread exits. A workspace is only ever touched by its own thread.
 final class PredictionWorkspace {
-    /// The featurizer's buffers.
-    var features = FeatureBuffer()
+    /// The featurizer's buffers, behind a pointer: a stored property of a class would be
+    /// checked for exclusive access at run time on every prediction.
+    let features: UnsafeMutablePointer<FeatureBuffer>
     /// Room for class scores.
     private var scores: UnsafeMutablePointer<Float>
     private var scoreCapacity: Int
@@ -19,9 +20,15 @@ final class PredictionWorkspace {
     private init() {
         scoreCapacity = 64
         scores = .allocate(capacity: scoreCapacity)
+        features = .allocate(capacity: 1)
+        features.initialize(to: FeatureBuffer())
     }
 
-    deinit { scores.deallocate() }
+    deinit {
+        scores.deallocate()
+        features.deinitialize(count: 1)
+        features.deallocate()
+    }
 
     /// Calls `body` with room for `count` scores.
     func withScores<R>(count: Int, _ body: (UnsafeMutableBufferPointer<Float>) -> R) -> R {

@@ -141,10 +141,11 @@ public struct TextClassifier: Sendable {
     func withProbabilities<R>(for text: String, _ body: (UnsafeMutableBufferPointer<Float>) -> R) -> R {
         let workspace = PredictionWorkspace.current
         let storage = self.storage
+        let features = workspace.features
         return Tokenizer.withUTF8(text) { bytes in
-            storage.featurizer.features(of: bytes, into: &workspace.features)
+            storage.featurizer.features(of: bytes, into: &features.pointee)
             return workspace.withScores(count: storage.labels.count) { scores in
-                storage.model.probabilities(of: workspace.features, into: scores)
+                storage.model.probabilities(of: features.pointee, into: scores)
                 return body(scores)
             }
         }
