@@ -42,7 +42,7 @@ struct TrainCommand: ParsableCommand {
     @Option(help: "'balanced', or label=weight pairs separated by commas.")
     var classWeights: String?
 
-    @Option(help: "The largest number of iterations (L-BFGS iterations, SVM passes, epochs).")
+    @Option(help: "The largest number of iterations (maxent Newton iterations, SVM passes, epochs).")
     var maxIterations: Int?
 
     @Option(help: "C for maxent and svm, alpha for naive Bayes.")

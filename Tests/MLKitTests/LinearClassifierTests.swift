@@ -172,46 +172,89 @@ struct ColumnCompactionTests {
     }
 }
 
-// MARK: - L-BFGS
+// MARK: - Trust-region Newton
 
-@Suite("L-BFGS")
-struct LBFGSTests {
+/// `f(x) = ½ Σᵢ aᵢ (xᵢ − cᵢ)² + ½ (Σᵢ xᵢ − 1)²`, `aᵢ = 1 … n` (condition number ≈ n), whose
+/// Hessian is `A + 11ᵀ`. Its minimizer solves `(A + 11ᵀ) x = A c + 1`; Sherman–Morrison gives
+/// `x = c + A⁻¹1 · (1 − Σ c) / (1 + Σ 1/aᵢ)`.
+private struct IllConditionedQuadratic: SecondOrderObjective {
+    let a: [Double]
+    let c: [Double]
+
+    init(count n: Int) {
+        a = (0..<n).map { Double($0 + 1) }
+        c = (0..<n).map { Double(($0 * 7) % 11) / 10 - 0.5 }
+    }
+
+    var minimizer: [Double] {
+        let shift = (1 - c.reduce(0, +)) / (1 + a.reduce(0) { $0 + 1 / $1 })
+        return a.indices.map { c[$0] + shift / a[$0] }
+    }
+
+    func evaluate(_ x: UnsafeBufferPointer<Float>, _ g: UnsafeMutableBufferPointer<Float>) -> Double {
+        let total = x.reduce(0) { $0 + Double($1) }
+        for i in a.indices { g[i] = Float(a[i] * (Double(x[i]) - c[i]) + (total - 1)) }
+        return value(at: x)
+    }
+
+    func value(at x: UnsafeBufferPointer<Float>) -> Double {
+        let total = x.reduce(0) { $0 + Double($1) }
+        return a.indices.reduce(0.5 * (total - 1) * (total - 1)) { sum, i in
+            sum + 0.5 * a[i] * (Double(x[i]) - c[i]) * (Double(x[i]) - c[i])
+        }
+    }
+
+    func hessianDiagonal(into diagonal: UnsafeMutableBufferPointer<Float>) {
+        for i in a.indices { diagonal[i] = Float(a[i] + 1) }
+    }
+
+    func hessianProduct(_ d: UnsafeBufferPointer<Float>, into product: UnsafeMutableBufferPointer<Float>) {
+        let total = d.reduce(0) { $0 + Double($1) }
+        for i in a.indices { product[i] = Float(a[i] * Double(d[i]) + total) }
+    }
+}
+
+@Suite("Trust-region Newton")
+struct TrustRegionNewtonTests {
     @Test("Converges to the minimum of an ill-conditioned convex quadratic")
     func quadratic() {
-        // f(x) = ½ Σᵢ aᵢ (xᵢ − cᵢ)² + ½ (Σᵢ xᵢ − 1)², aᵢ = 1 … 100 (condition number ≈ 100).
-        // Its minimizer solves (A + 11ᵀ) x = A c + 1; Sherman–Morrison gives
-        // x = c + A⁻¹1 · (1 − Σ c) / (1 + Σ 1/aᵢ).
-        let n = 100
-        let a = (0..<n).map { Double($0 + 1) }
-        let c = (0..<n).map { Double(($0 * 7) % 11) / 10 - 0.5 }
-        let shift = (1 - c.reduce(0, +)) / (1 + a.reduce(0) { $0 + 1 / $1 })
-        let minimizer = (0..<n).map { c[$0] + shift / a[$0] }
-        let result = LBFGS(tolerance: 1e-6, maxIterations: 500).minimize(from: [Float](repeating: 0, count: n)) { x, g in
-            var total = 0.0
-            for i in 0..<n { total += Double(x[i]) }
-            var value = 0.5 * (total - 1) * (total - 1)
-            for i in 0..<n {
-                let d = Double(x[i]) - c[i]
-                value += 0.5 * a[i] * d * d
-                g[i] = Float(a[i] * d + (total - 1))
-            }
-            return value
-        }
+        let objective = IllConditionedQuadratic(count: 100)
+        let result = TrustRegionNewton(tolerance: 1e-6, maxIterations: 100)
+            .minimize(objective, from: [Float](repeating: 0, count: 100))
         #expect(result.stop == .converged)
-        let error = zip(result.solution, minimizer).map { abs(Double($0) - $1) }.max()!
+        #expect(result.gradientNorm <= 1e-6 * result.initialGradientNorm)
+        let error = zip(result.solution, objective.minimizer).map { abs(Double($0) - $1) }.max()!
         #expect(error < 1e-4, "largest error \(error)")
     }
 
-    @Test("Minimizes the Rosenbrock function from its classic start")
-    func rosenbrock() {
-        // f(x, y) = (1 − x)² + 100 (y − x²)², minimum 0 at (1, 1).
-        let result = LBFGS(tolerance: 1e-7, maxIterations: 500).minimize(from: [-1.2, 1]) { p, g in
-            let x = Double(p[0]), y = Double(p[1])
-            g[0] = Float(-2 * (1 - x) - 400 * x * (y - x * x))
-            g[1] = Float(200 * (y - x * x))
-            return (1 - x) * (1 - x) + 100 * (y - x * x) * (y - x * x)
+    @Test("The softmax loss's Hessian product is the derivative of its gradient")
+    func softmaxHessian() {
+        let data = separableProblem(rows: 40, classes: 3, seed: 5)
+        let loss = SoftmaxLoss(problem: data, c: 2, threads: 2)
+        let count = (data.matrix.columns + 1) * data.classCount
+        let point = (0..<count).map { Float(($0 * 37) % 17) / 40 - 0.2 }
+        let direction = (0..<count).map { Float(($0 * 11) % 13) / 13 - 0.5 }
+        let step: Float = 1e-2
+        func gradient(at x: [Float]) -> [Float] {
+            var g = [Float](repeating: 0, count: count)
+            x.withUnsafeBufferPointer { x in g.withUnsafeMutableBufferPointer { g in _ = loss.evaluate(x, g) } }
+            return g
         }
-        #expect(abs(result.solution[0] - 1) < 1e-3 && abs(result.solution[1] - 1) < 1e-3)
+        let ahead = gradient(at: zip(point, direction).map { $0 + step * $1 })
+        let behind = gradient(at: zip(point, direction).map { $0 - step * $1 })
+        _ = gradient(at: point)
+        var product = [Float](repeating: 0, count: count)
+        direction.withUnsafeBufferPointer { d in product.withUnsafeMutableBufferPointer { loss.hessianProduct(d, into: $0) } }
+        let scale = product.map { abs($0) }.max()!
+        for index in 0..<count {
+            let difference = (ahead[index] - behind[index]) / (2 * step)
+            #expect(abs(difference - product[index]) <= 2e-3 * scale, "parameter \(index)")
+        }
+        // value(at:) agrees with evaluate, and leaves the Hessian's point alone.
+        let value = point.withUnsafeBufferPointer { loss.value(at: $0) }
+        var again = [Float](repeating: 0, count: count)
+        let evaluated = point.withUnsafeBufferPointer { x in again.withUnsafeMutableBufferPointer { loss.evaluate(x, $0) } }
+        #expect(value == evaluated)
     }
 }
 
@@ -477,7 +520,8 @@ struct LinearBenchmarkTests {
                 if let tolerance = environment["MLKIT_LINEAR_LR_TOLERANCE"].flatMap(Double.init) { trainer.tolerance = tolerance }
                 if let iterations = environment["MLKIT_LINEAR_LR_ITERATIONS"].flatMap(Int.init) { trainer.maxIterations = iterations }
                 let fit = try trainer.fit(training)
-                print("  LR: objective \(fit.objective), \(fit.iterations) iterations, \(fit.evaluations) evaluations, "
+                print("  LR: objective \(fit.objective), \(fit.iterations) iterations, \(fit.conjugateGradientSteps) CG steps, "
+                      + "\(fit.evaluations) evaluations, "
                       + "gradient \(fit.gradientNorm / fit.initialGradientNorm) of initial, \(fit.stop)")
                 return fit.model
             }),

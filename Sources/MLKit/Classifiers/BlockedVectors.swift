@@ -49,6 +49,16 @@ struct BlockedVectors: Sendable {
         _ = forEachBlock { range in VectorKernels.combine(x.base, alpha, d.base, out.base, range) }
     }
 
+    /// `out ← x + α d`, returning `‖out‖²` (one pass over the vectors instead of two).
+    func combineAndSquare(_ x: UnsafePointer<Float>, _ alpha: Float, _ d: UnsafePointer<Float>,
+                          into out: UnsafeMutablePointer<Float>) -> Double {
+        let x = SharedPointer(readOnly: x), d = SharedPointer(readOnly: d), out = SharedPointer(out)
+        return forEachBlock { range in
+            VectorKernels.combine(x.base, alpha, d.base, out.base, range)
+            return VectorKernels.dot(out.base, out.base, range)
+        }.reduce(0, +)
+    }
+
 
 }
 

@@ -1,4 +1,5 @@
-/// Multinomial logistic regression ("maximum entropy"), L2-regularized, trained by L-BFGS.
+/// Multinomial logistic regression ("maximum entropy"), L2-regularized, trained by a
+/// trust-region Newton method.
 ///
 /// It minimizes, over feature-major weights `W` and biases `b`,
 ///
@@ -9,9 +10,12 @@
 /// by `C Σᵢ w_{yᵢ}`. With two classes this symmetric softmax equals scikit-learn's binomial model
 /// at `C_binomial = 2C` (the optimum splits the weight vector as `±w/2`).
 ///
-/// The solver is ``LBFGS`` (memory 10 by default) from zero or from a warm start, stopping when
-/// `‖∇f‖₂ ≤ tolerance · ‖∇f(start)‖₂` or after ``maxIterations`` iterations. The loss and gradient
-/// (``SoftmaxLoss``) are computed on the training matrix's used columns only
+/// The solver is ``TrustRegionNewton`` (LIBLINEAR's `-s 0` solver, here for the multinomial
+/// loss) from zero or from a warm start, stopping when `‖∇f‖₂ ≤ tolerance · ‖∇f(0)‖₂` or
+/// after ``maxIterations`` Newton iterations. It keeps six vectors of `features × classes`
+/// floats, where L-BFGS with memory `m` keeps `2m + 6`; each conjugate-gradient step is one
+/// Hessian-vector product, a pass over the data as costly as a gradient. The loss, gradient and
+/// Hessian products (``SoftmaxLoss``) are computed on the training matrix's used columns only
 /// (``ColumnCompaction``); unused features get weight 0. Results are identical for every thread
 /// count. Probabilities are `softmax(scores)`, temperature 1.
 struct LogisticRegression: Sendable {
@@ -19,10 +23,8 @@ struct LogisticRegression: Sendable {
     var c: Double = 1
     /// The relative gradient-norm tolerance.
     var tolerance: Double = 1e-4
-    /// The largest number of L-BFGS iterations.
+    /// The largest number of Newton iterations.
     var maxIterations = 100
-    /// The number of L-BFGS correction pairs.
-    var memory = 10
     /// Worker threads (0: all cores).
     var threads = 0
 
@@ -32,23 +34,25 @@ struct LogisticRegression: Sendable {
         let model: LinearModel
         /// The objective `f(W, b)` at the returned weights.
         let objective: Double
-        /// The L-BFGS result, without the solution vector's copy.
+        /// Newton iterations.
         let iterations: Int
+        /// Conjugate-gradient steps, each a Hessian-vector product.
+        let conjugateGradientSteps: Int
         /// Objective evaluations.
         let evaluations: Int
         /// `‖∇f‖₂` at the start and at the end.
         let initialGradientNorm: Double
         let gradientNorm: Double
         /// Why the optimizer stopped.
-        let stop: LBFGS.Stop
+        let stop: TrustRegionNewton.Stop
     }
 
     /// Trains a model.
     /// - Parameters:
     ///   - problem: The training set.
     ///   - initial: Weights to start from (a model with the same features and classes).
-    /// - Throws: ``MLKitError`` with code `invalidParameter` for a non-positive `c`, `tolerance`
-    ///   or `memory`, a negative `maxIterations`, or a warm start of another shape.
+    /// - Throws: ``MLKitError`` with code `invalidParameter` for a non-positive `c` or
+    ///   `tolerance`, a negative `maxIterations`, or a warm start of another shape.
     func train(_ problem: TrainingProblem, initial: LinearModel? = nil) throws -> LinearModel {
         try fit(problem, initial: initial).model
     }
@@ -62,16 +66,17 @@ struct LogisticRegression: Sendable {
         let compact = TrainingProblem(matrix: compaction.compact(problem.matrix), labels: problem.labels,
                                       classCount: problem.classCount, classWeights: problem.classWeights)
         let loss = SoftmaxLoss(problem: compact, c: c, threads: threads)
-        let optimizer = LBFGS(memory: memory, tolerance: tolerance, maxIterations: maxIterations, threads: threads)
-        let result = optimizer.minimize(from: startingPoint(initial, compaction: compaction, classes: problem.classCount),
-                                        loss.evaluate)
+        let start = startingPoint(initial, compaction: compaction, classes: problem.classCount)
+        let result = TrustRegionNewton(tolerance: tolerance, maxIterations: maxIterations, threads: threads)
+            .minimize(loss, from: start)
         let classes = problem.classCount
         let weightCount = compaction.compactColumns * classes
         let model = LinearModel(features: problem.matrix.columns, classes: classes,
                                 weights: compaction.expand(Array(result.solution[..<weightCount]), classes: classes),
                                 bias: Array(result.solution[weightCount...]), probability: .softmax(temperature: 1))
         return Fit(model: model, objective: result.value, iterations: result.iterations,
-                   evaluations: result.evaluations, initialGradientNorm: result.initialGradientNorm,
+                   conjugateGradientSteps: result.conjugateGradientSteps, evaluations: result.evaluations,
+                   initialGradientNorm: result.initialGradientNorm,
                    gradientNorm: result.gradientNorm, stop: result.stop)
     }
 
@@ -93,7 +98,6 @@ struct LogisticRegression: Sendable {
         guard c > 0, c.isFinite else { throw fail("c", "must be positive, not \(c)") }
         guard tolerance > 0 else { throw fail("tolerance", "must be positive, not \(tolerance)") }
         guard maxIterations >= 0 else { throw fail("maxIterations", "must not be negative, not \(maxIterations)") }
-        guard memory >= 1 else { throw fail("memory", "must be at least 1, not \(memory)") }
         guard threads >= 0 else { throw fail("threads", "must not be negative, not \(threads)") }
         if let initial, initial.features != problem.matrix.columns || initial.classes != problem.classCount {
             throw fail("initial", "the warm start has \(initial.features) features and \(initial.classes) classes; "

@@ -1,21 +1,26 @@
 import Foundation
 
-/// The L2-regularized multinomial logistic loss of a training problem, with its gradient:
+/// The L2-regularized multinomial logistic loss of a training problem, with its gradient and
+/// its Hessian-vector products:
 ///
 ///     f(W, b) = ½‖W‖²_F + C Σᵢ w_{yᵢ} · (logsumexp(zᵢ) − zᵢ,yᵢ),    zᵢ = xᵢ W + b
 ///     ∇_W f   = W + Xᵀ R,    ∇_b f = Σᵢ Rᵢ,    Rᵢ,c = C w_{yᵢ} (softmax(zᵢ)_c − [c = yᵢ])
+///     ∇²f (V, v) = V + Xᵀ Q (and Σᵢ Qᵢ for the bias),  Qᵢ = C w_{yᵢ} (pᵢ ⊙ uᵢ − pᵢ (pᵢ · uᵢ)),
+///                  uᵢ = xᵢ V + v,  pᵢ = softmax(zᵢ)
 ///
 /// (scikit-learn's parameterization: `C` multiplies the summed losses; the bias is not
 /// regularized). The parameter vector is `W` feature-major (`features × classes`) followed by
 /// `b` (`classes`).
 ///
-/// The evaluation makes two parallel passes. The row pass computes each document's scores,
+/// An evaluation makes two parallel passes. The row pass computes each document's scores,
 /// loss and residual row `Rᵢ` into shared buffers; rows are independent. The feature pass
 /// computes each feature's gradient row `W_f + Σ_{i ∋ f} x_if Rᵢ` from the column-major copy of
 /// `X`, summing the documents in order; features are independent too. The few remaining sums
 /// (losses, `Σ Rᵢ`, `‖W‖²` from per-feature parts) run serially in a fixed order. So the value
 /// and the gradient are bit-for-bit the same on any number of threads, and no per-thread
-/// `features × classes` gradient buffer is ever allocated.
+/// `features × classes` gradient buffer is ever allocated. A Hessian-vector product has the same
+/// two passes, with `Qᵢ` in place of `Rᵢ`, computed from the probabilities `pᵢ` of the last
+/// point given to ``evaluate(_:_:)``; ``value(at:)`` computes `f` alone and leaves them as they are.
 struct SoftmaxLoss: Sendable {
     let matrix: SparseMatrix
     let columns: SparseColumns
@@ -26,8 +31,12 @@ struct SoftmaxLoss: Sendable {
     let threads: Int
     /// Column ranges of about equal work, one per thread.
     private let featureRanges: [Range<Int>]
-    /// `rows × classes` residuals `R`, then scratch scores.
+    /// `rows × classes` residuals `R` (or `Q`), and scratch scores.
     private let residuals: SharedBuffer<Float>
+    /// `rows × classes` probabilities `pᵢ` at the last point given to ``evaluate(_:_:)``.
+    private let probabilities: SharedBuffer<Float>
+    /// `x_if²`, column after column, for the Hessian's diagonal.
+    private let squaredValues: [Float]
     /// Per-row losses and per-feature `‖W_f‖²`.
     private let rowLosses: SharedBuffer<Double>
     private let featureSquares: SharedBuffer<Double>
@@ -38,11 +47,13 @@ struct SoftmaxLoss: Sendable {
         matrix = problem.matrix
         columns = SparseColumns(transposing: problem.matrix)
         labels = problem.labels
+        squaredValues = columns.values.map { $0 * $0 }
         rowCosts = problem.labels.map { Float(c) * problem.classWeights[Int($0)] }
         classes = problem.classCount
         self.threads = threads
         featureRanges = columns.balancedRanges(parts: threads)
         residuals = SharedBuffer(count: problem.matrix.rows * problem.classCount, repeating: 0)
+        probabilities = SharedBuffer(count: problem.matrix.rows * problem.classCount, repeating: 0)
         rowLosses = SharedBuffer(count: problem.matrix.rows, repeating: 0)
         featureSquares = SharedBuffer(count: problem.matrix.columns, repeating: 0)
     }
@@ -50,20 +61,85 @@ struct SoftmaxLoss: Sendable {
     /// The number of parameters: `features × classes + classes`.
     var parameterCount: Int { (matrix.columns + 1) * classes }
 
-    /// Returns `f(point)` and writes `∇f(point)` into `gradient`.
+    /// Returns `f(point)` and writes `∇f(point)` into `gradient`; later Hessian-vector products
+    /// are taken at `point`.
     func evaluate(_ point: UnsafeBufferPointer<Float>, _ gradient: UnsafeMutableBufferPointer<Float>) -> Double {
         let parameters = SharedPointer(readOnly: point.baseAddress!)
-        let output = SharedPointer(gradient.baseAddress!)
         let loss = self
-        _ = Parallel.map(matrix.rows, threads: threads) { rows in loss.rowPass(rows, parameters.base) }
-        _ = Parallel.map(featureRanges.count, threads: featureRanges.count) { parts in
-            for part in parts { loss.featurePass(loss.featureRanges[part], parameters.base, output.base) }
+        _ = Parallel.map(matrix.rows, threads: threads) { rows in loss.rowPass(rows, parameters.base, keep: true) }
+        return featurePasses(parameters, into: gradient.baseAddress!) + lossTotal()
+    }
+
+    /// `f(point)` alone; the point of the Hessian-vector products stays the same.
+    func value(at point: UnsafeBufferPointer<Float>) -> Double {
+        let parameters = SharedPointer(readOnly: point.baseAddress!)
+        let loss = self
+        _ = Parallel.map(matrix.rows, threads: threads) { rows in loss.rowPass(rows, parameters.base, keep: false) }
+        _ = Parallel.map(matrix.columns, threads: threads) { features in
+            for feature in features { loss.featureSquares.base[feature] = loss.square(parameters.base + feature * loss.classes) }
         }
-        return serialSums(gradient: output.base)
+        return 0.5 * squareTotal() + lossTotal()
+    }
+
+    /// Writes the diagonal of `∇²f(x)`, `x` the point of the last ``evaluate(_:_:)``, into
+    /// `diagonal`: `1 + Σᵢ x_if² Dᵢ,c` for the weights and `Σᵢ Dᵢ,c` for the bias, with
+    /// `Dᵢ,c = C w_{yᵢ} pᵢ,c (1 − pᵢ,c)`. One pass like a Hessian-vector product.
+    func hessianDiagonal(into diagonal: UnsafeMutableBufferPointer<Float>) {
+        let loss = self, target = SharedPointer(diagonal.baseAddress!)
+        _ = Parallel.map(matrix.rows, threads: threads) { rows in
+            for row in rows {
+                let probability = loss.probabilities.base + row * loss.classes
+                let weight = loss.residuals.base + row * loss.classes
+                let cost = loss.rowCosts[row]
+                for lane in 0..<loss.classes { weight[lane] = cost * probability[lane] * (1 - probability[lane]) }
+            }
+        }
+        _ = Parallel.map(featureRanges.count, threads: featureRanges.count) { parts in
+            for part in parts {
+                for feature in loss.featureRanges[part] {
+                    let row = target.base + feature * loss.classes
+                    row.update(repeating: 1, count: loss.classes)
+                    for entry in loss.columns.columnStarts[feature]..<loss.columns.columnStarts[feature + 1] {
+                        let value = loss.squaredValues[entry]
+                        SparseKernels.addScaled(value, loss.residuals.base + Int(loss.columns.rows[entry]) * loss.classes,
+                                                to: row, count: loss.classes)
+                    }
+                }
+            }
+        }
+        biasSum(into: diagonal.baseAddress! + matrix.columns * classes)
+    }
+
+    /// Writes `∇²f(x) · direction` into `product`, at the point `x` of the last ``evaluate(_:_:)``.
+    func hessianProduct(_ direction: UnsafeBufferPointer<Float>, into product: UnsafeMutableBufferPointer<Float>) {
+        let vector = SharedPointer(readOnly: direction.baseAddress!)
+        let loss = self
+        _ = Parallel.map(matrix.rows, threads: threads) { rows in loss.curvatureRowPass(rows, vector.base) }
+        _ = featurePasses(vector, into: product.baseAddress!)
+    }
+
+    /// The feature pass over every feature range, then the bias row `Σᵢ Rᵢ`; returns `½‖W‖²`.
+    private func featurePasses(_ parameters: SharedPointer<Float>, into output: UnsafeMutablePointer<Float>) -> Double {
+        let loss = self, target = SharedPointer(output)
+        _ = Parallel.map(featureRanges.count, threads: featureRanges.count) { parts in
+            for part in parts { loss.featurePass(loss.featureRanges[part], parameters.base, target.base) }
+        }
+        biasSum(into: output + matrix.columns * classes)
+        return 0.5 * squareTotal()
+    }
+
+    /// `‖v‖²` of one weight row, in double precision.
+    @inline(__always)
+    private func square(_ row: UnsafeMutablePointer<Float>) -> Double {
+        var square = 0.0
+        for lane in 0..<classes { square += Double(row[lane]) * Double(row[lane]) }
+        return square
     }
 
     /// Scores, loss and residual of each row in `rows`.
-    private func rowPass(_ rows: Range<Int>, _ parameters: UnsafeMutablePointer<Float>) {
+    /// With `keep`, the residuals and probabilities are stored for the gradient and the
+    /// Hessian; without, only the losses.
+    private func rowPass(_ rows: Range<Int>, _ parameters: UnsafeMutablePointer<Float>, keep: Bool) {
         let bias = parameters + matrix.columns * classes
         matrix.forEachRow(in: rows) { row, indices, values in
             let scores = residuals.base + row * classes
@@ -81,9 +157,27 @@ struct SoftmaxLoss: Sendable {
             }
             let cost = rowCosts[row]
             rowLosses.base[row] = Double(cost) * (Double(largest) + log(Double(total)) - Double(labelScore))
-            let scale = cost / total
-            for lane in 0..<classes { scores[lane] *= scale }
+            guard keep else { return }
+            let probability = probabilities.base + row * classes
+            for lane in 0..<classes { probability[lane] = scores[lane] / total }
+            for lane in 0..<classes { scores[lane] = cost * probability[lane] }
             scores[label] -= cost
+        }
+    }
+
+    /// `Qᵢ = C w_{yᵢ} (pᵢ ⊙ uᵢ − pᵢ (pᵢ · uᵢ))`, `uᵢ = xᵢ V + v`, of each row in `rows`.
+    private func curvatureRowPass(_ rows: Range<Int>, _ direction: UnsafeMutablePointer<Float>) {
+        let bias = direction + matrix.columns * classes
+        matrix.forEachRow(in: rows) { row, indices, values in
+            let product = residuals.base + row * classes
+            product.update(from: bias, count: classes)
+            SparseKernels.accumulateRows(indices: indices, values: values, weights: direction, classes: classes,
+                                         into: product)
+            let probability = probabilities.base + row * classes
+            var mean: Float = 0
+            for lane in 0..<classes { mean += probability[lane] * product[lane] }
+            let cost = rowCosts[row]
+            for lane in 0..<classes { product[lane] = cost * probability[lane] * (product[lane] - mean) }
         }
     }
 
@@ -96,9 +190,7 @@ struct SoftmaxLoss: Sendable {
                     let weights = parameters + feature * classes
                     let target = gradient + feature * classes
                     target.update(from: weights, count: classes)
-                    var square = 0.0
-                    for lane in 0..<classes { square += Double(weights[lane]) * Double(weights[lane]) }
-                    featureSquares.base[feature] = square
+                    featureSquares.base[feature] = square(weights)
                     let entries = columns.columnStarts[feature]..<columns.columnStarts[feature + 1]
                     SparseKernels.accumulateRows(indices: UnsafeBufferPointer(rebasing: rows[entries]),
                                                  values: UnsafeBufferPointer(rebasing: values[entries]),
@@ -108,19 +200,27 @@ struct SoftmaxLoss: Sendable {
         }
     }
 
-    /// Adds up the losses, `‖W‖²` and the bias gradient `Σᵢ Rᵢ` in a fixed order.
-    private func serialSums(gradient: UnsafeMutablePointer<Float>) -> Double {
-        var lossTotal = 0.0
-        for row in 0..<matrix.rows { lossTotal += rowLosses.base[row] }
+    /// `Σᵢ` of the row losses, in row order.
+    private func lossTotal() -> Double {
+        var total = 0.0
+        for row in 0..<matrix.rows { total += rowLosses.base[row] }
+        return total
+    }
+
+    /// `‖W‖²` from the per-feature parts, in feature order.
+    private func squareTotal() -> Double {
         var squares = 0.0
         for feature in 0..<matrix.columns { squares += featureSquares.base[feature] }
-        var biasGradient = [Double](repeating: 0, count: classes)
+        return squares
+    }
+
+    /// Writes the bias row `Σᵢ Rᵢ` of the residuals, summed in row order.
+    private func biasSum(into target: UnsafeMutablePointer<Float>) {
+        var sums = [Double](repeating: 0, count: classes)
         for row in 0..<matrix.rows {
             let residual = residuals.base + row * classes
-            for lane in 0..<classes { biasGradient[lane] += Double(residual[lane]) }
+            for lane in 0..<classes { sums[lane] += Double(residual[lane]) }
         }
-        let biasTarget = gradient + matrix.columns * classes
-        for lane in 0..<classes { biasTarget[lane] = Float(biasGradient[lane]) }
-        return 0.5 * squares + lossTotal
+        for lane in 0..<classes { target[lane] = Float(sums[lane]) }
     }
 }

@@ -52,7 +52,7 @@ public struct TextClassifierParameters: Sendable {
     public var maxWordNGram: Int?
     /// Class weights (default: uniform).
     public var classWeights: ClassWeights
-    /// The largest number of iterations (L-BFGS iterations, SVM passes or embedding epochs).
+    /// The largest number of iterations (Newton iterations of maxent, SVM passes or embedding epochs).
     public var maxIterations: Int?
     /// The regularization: `C` for maximum entropy and SVM, the smoothing `α` for naive Bayes.
     public var regularization: Double?
