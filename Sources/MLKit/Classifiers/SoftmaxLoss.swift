@@ -136,16 +136,23 @@ struct SoftmaxLoss: Sendable {
         return square
     }
 
+    /// Writes `xᵢ M + m` into row `i`'s lane of the scratch buffer and returns it, where `point`
+    /// holds `M` feature-major followed by `m` (the parameter layout: weights, then biases).
+    @inline(__always)
+    private func linearRow(_ row: Int, _ indices: UnsafeBufferPointer<Int32>, _ values: UnsafeBufferPointer<Float>,
+                           _ point: UnsafeMutablePointer<Float>) -> UnsafeMutablePointer<Float> {
+        let lane = residuals.base + row * classes
+        lane.update(from: point + matrix.columns * classes, count: classes)
+        SparseKernels.accumulateRows(indices: indices, values: values, weights: point, classes: classes, into: lane)
+        return lane
+    }
+
     /// Scores, loss and residual of each row in `rows`.
     /// With `keep`, the residuals and probabilities are stored for the gradient and the
     /// Hessian; without, only the losses.
     private func rowPass(_ rows: Range<Int>, _ parameters: UnsafeMutablePointer<Float>, keep: Bool) {
-        let bias = parameters + matrix.columns * classes
         matrix.forEachRow(in: rows) { row, indices, values in
-            let scores = residuals.base + row * classes
-            scores.update(from: bias, count: classes)
-            SparseKernels.accumulateRows(indices: indices, values: values, weights: parameters, classes: classes,
-                                         into: scores)
+            let scores = linearRow(row, indices, values, parameters)
             let label = Int(labels[row])
             var largest = -Float.infinity
             for lane in 0..<classes { largest = max(largest, scores[lane]) }
@@ -167,12 +174,8 @@ struct SoftmaxLoss: Sendable {
 
     /// `Qᵢ = C w_{yᵢ} (pᵢ ⊙ uᵢ − pᵢ (pᵢ · uᵢ))`, `uᵢ = xᵢ V + v`, of each row in `rows`.
     private func curvatureRowPass(_ rows: Range<Int>, _ direction: UnsafeMutablePointer<Float>) {
-        let bias = direction + matrix.columns * classes
         matrix.forEachRow(in: rows) { row, indices, values in
-            let product = residuals.base + row * classes
-            product.update(from: bias, count: classes)
-            SparseKernels.accumulateRows(indices: indices, values: values, weights: direction, classes: classes,
-                                         into: product)
+            let product = linearRow(row, indices, values, direction)
             let probability = probabilities.base + row * classes
             var mean: Float = 0
             for lane in 0..<classes { mean += probability[lane] * product[lane] }
