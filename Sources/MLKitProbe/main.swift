@@ -177,25 +177,36 @@ row("featurizer (words + script bigrams), Chinese", featurizerMBps(unigrams, chi
 }
 
 if wants("json") {
-    // A 50 MB JSON array of {"text", "label"} records made from the English corpus, read by
-    // mlkit's dataset reader and, as the peer, by Foundation's JSONDecoder.
+    // 50 MB JSON arrays of {"text", "label"} records made from the English corpus, read by
+    // mlkit's dataset reader and, as the peer, by Foundation's JSONDecoder: one-line records
+    // written with JSONEncoder's default `\/` escapes (half the records hold one), and
+    // paragraph records written without them, as Python's `json.dump` writes.
     struct Record: Codable { let text: String; let label: String }
-    let lines = english.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
-    var records: [Record] = []
-    var size = 0
-    while size < 50_000_000 {
-        let text = lines[records.count % lines.count]
-        records.append(Record(text: text, label: "label\(records.count % 7)"))
-        size += text.utf8.count + 30
+    func records(_ texts: [String]) -> [Record] {
+        var records: [Record] = []
+        var size = 0
+        while size < 50_000_000 {
+            let text = texts[records.count % texts.count]
+            records.append(Record(text: text, label: "label\(records.count % 7)"))
+            size += text.utf8.count + 30
+        }
+        return records
     }
-    let data = try JSONEncoder().encode(records)
-    var count = 0
-    let reader = fastest { count = (try? DatasetReader().read(data: data, format: .jsonArray, source: "probe"))?.examples.count ?? 0 }
-    precondition(count == records.count)
-    let decoder = fastest { count = (try? JSONDecoder().decode([Record].self, from: data))?.count ?? 0 }
+    let lines = english.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    let paragraphs = english.components(separatedBy: "\n\n").filter { !$0.isEmpty }
+    let plainEncoder = JSONEncoder()
+    plainEncoder.outputFormatting = .withoutEscapingSlashes
     print("")
-    row("JSON dataset reading, \(data.count / 1_000_000) MB", Double(data.count) / reader / 1e6, "MB/s",
-        peer: ("JSONDecoder", Double(data.count) / decoder / 1e6))
+    for (name, records, encoder) in [("lines", records(lines), JSONEncoder()),
+                                     ("paragraphs", records(paragraphs), plainEncoder)] {
+        let data = try encoder.encode(records)
+        var count = 0
+        let reader = fastest { count = (try? DatasetReader().read(data: data, format: .jsonArray, source: "probe"))?.examples.count ?? 0 }
+        precondition(count == records.count)
+        let decoder = fastest { count = (try? JSONDecoder().decode([Record].self, from: data))?.count ?? 0 }
+        row("JSON dataset reading, \(data.count / 1_000_000) MB of \(name)", Double(data.count) / reader / 1e6, "MB/s",
+            peer: ("JSONDecoder", Double(data.count) / decoder / 1e6))
+    }
 }
 
 if sections.contains("predict") {

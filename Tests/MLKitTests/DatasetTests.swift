@@ -84,6 +84,25 @@ struct JSONArrayReaderTests {
         #expect(pairs(dataset) == [["q\" b\\ s/ \u{8}\u{C}\n\r\t éA 😀 😀!", "café"]])
     }
 
+    @Test("A label written raw and with escapes is one label, and escaped keys match")
+    func labelsAndEscapedKeys() throws {
+        let dataset = try read(#"""
+        [{"text": "a", "label": "café"}, {"t\u0065xt": "b", "label": "caf\u00e9"},
+         {"text": "c", "l\u0061bel": "Tech\/AI"}, {"text": "d", "label": "Tech/AI"}]
+        """#)
+        #expect(pairs(dataset) == [["a", "café"], ["b", "café"], ["c", "Tech/AI"], ["d", "Tech/AI"]])
+        #expect(dataset.labels == ["Tech/AI", "café"])
+    }
+
+    @Test("Collects hundreds of distinct labels, each example keeping its own")
+    func manyLabels() throws {
+        let names = (0..<300).map { "label \($0 % 150)" + String(repeating: "x", count: $0 % 7) }
+        let records = names.enumerated().map { #"{"text": "t\#($0.offset)", "label": "\#($0.element)"}"# }
+        let dataset = try read("[" + records.joined(separator: ",") + "]")
+        #expect(dataset.examples.map(\.label) == names)
+        #expect(dataset.labels == Set(names).sorted())
+    }
+
     @Test("Keeps raw UTF-8 text, and strips a byte-order mark")
     func unicodeText() throws {
         let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array(#"[{"text": "東京 Zürich 🚀", "label": "ü"}]"#.utf8)

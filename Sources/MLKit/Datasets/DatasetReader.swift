@@ -54,8 +54,7 @@ public struct DatasetReader: Sendable {
                 at: url, source: source, replacesInvalidUTF8: invalidUTF8 == .replace))
         }
         let data = try DatasetFile.contents(of: url, source: source)
-        return TextDataset(try examples(in: data, format: resolved, source: source,
-                                        sniffsJSONLines: format == nil))
+        return try dataset(in: data, format: resolved, source: source, sniffsJSONLines: format == nil)
     }
 
     /// Reads a dataset from bytes in memory.
@@ -67,7 +66,7 @@ public struct DatasetReader: Sendable {
     /// - Throws: ``MLKitError``, as ``read(contentsOf:format:)`` does.
     public func read(data: Data, format: DatasetFormat, source: String? = nil) throws -> TextDataset {
         try checkColumns()
-        return TextDataset(try examples(in: data, format: format, source: source, sniffsJSONLines: false))
+        return try dataset(in: data, format: format, source: source, sniffsJSONLines: false)
     }
 
     /// Reads word-tagger examples, `{"tokens": [...], "labels": [...]}`, from a JSON array or
@@ -111,14 +110,15 @@ public struct DatasetReader: Sendable {
 extension DatasetReader {
     private var replaces: Bool { invalidUTF8 == .replace }
 
-    private func examples(in data: Data, format: DatasetFormat, source: String?,
-                          sniffsJSONLines: Bool) throws -> [LabeledText] {
+    private func dataset(in data: Data, format: DatasetFormat, source: String?,
+                         sniffsJSONLines: Bool) throws -> TextDataset {
         try data.withUnsafeBytes { raw in
             let bytes = raw.assumingMemoryBound(to: UInt8.self)
             switch format {
             case .csv:
-                return try CSVReader.labeledTexts(in: bytes, file: source, columns: (textColumn, labelColumn),
-                                                  replacesInvalidUTF8: replaces)
+                return TextDataset(try CSVReader.labeledTexts(in: bytes, file: source,
+                                                              columns: (textColumn, labelColumn),
+                                                              replacesInvalidUTF8: replaces))
             case .jsonArray, .jsonLines:
                 var scanner = JSONScanner(bytes: bytes, file: source, replacesInvalidText: replaces)
                 let layout = Self.layout(of: format, scanner: scanner, sniffing: sniffsJSONLines)

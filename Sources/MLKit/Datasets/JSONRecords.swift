@@ -9,21 +9,23 @@ enum JSONRecords {
         case lines
     }
 
-    /// Reads text-classification examples.
+    /// Reads a text-classification dataset.
     /// - Parameters:
     ///   - fields: The key of the text and the key of the label.
     static func labeledTexts(in scanner: inout JSONScanner, layout: Layout,
-                             fields: (text: String, label: String)) throws -> [LabeledText] {
+                             fields: (text: String, label: String)) throws -> TextDataset {
         let keys = [Array(fields.text.utf8), Array(fields.label.utf8)]
         var examples: [LabeledText] = []
+        var labels = LabelInterner()
         try scanner.forEachRecord(layout: layout) { scanner, record in
             let start = scanner.position
-            let (text, label) = try scanner.readRecord(keys: keys) { try $0.readStringField() }
+            let (text, label) = try scanner.readRecord(keys: keys, first: { try $0.readStringField() },
+                                                       second: { try $0.readLabelField(&labels) })
             let context = FieldContext(record: record, recordStart: start)
             examples.append(LabeledText(text: try scanner.require(text, named: fields.text, context),
                                         label: try scanner.require(label, named: fields.label, context)))
         }
-        return examples
+        return TextDataset(examples, distinctLabels: labels.labels)
     }
 
     /// Reads word-tagger examples, checking that each has as many labels as tokens.
@@ -35,7 +37,8 @@ enum JSONRecords {
         var examples: [TaggedTokens] = []
         try scanner.forEachRecord(layout: layout) { scanner, record in
             let start = scanner.position
-            let (tokens, labels) = try scanner.readRecord(keys: keys) { try $0.readStringArrayField() }
+            let (tokens, labels) = try scanner.readRecord(keys: keys, first: { try $0.readStringArrayField() },
+                                                          second: { try $0.readStringArrayField() })
             let context = FieldContext(record: record, recordStart: start)
             let example = TaggedTokens(tokens: try scanner.require(tokens, named: fields.tokens, context),
                                        labels: try scanner.require(labels, named: fields.labels, context))
@@ -121,20 +124,23 @@ extension JSONScanner {
 
     /// Reads the object at the next byte, keeping the last value of each of the two `keys`
     /// (so a repeated key's last value wins) and skipping every other member.
-    /// - Parameter readValue: Reads the value of a kept key.
-    mutating func readRecord<Value>(
+    /// - Parameters:
+    ///   - first: Reads the value of the first key.
+    ///   - second: Reads the value of the second key.
+    mutating func readRecord<First, Second>(
         keys: [[UInt8]],
-        readValue: (inout JSONScanner) throws -> FieldValue<Value>
-    ) throws -> (FieldValue<Value>, FieldValue<Value>) {
+        first readFirst: (inout JSONScanner) throws -> FieldValue<First>,
+        second readSecond: (inout JSONScanner) throws -> FieldValue<Second>
+    ) throws -> (FieldValue<First>, FieldValue<Second>) {
         advance()
-        var first = FieldValue<Value>.missing
-        var second = FieldValue<Value>.missing
+        var first = FieldValue<First>.missing
+        var second = FieldValue<Second>.missing
         var isFirst = true
         while try nextMember(isFirst: isFirst) {
             isFirst = false
             switch try readKey(matching: keys) {
-            case 0: first = try readValue(&self)
-            case 1: second = try readValue(&self)
+            case 0: first = try readFirst(&self)
+            case 1: second = try readSecond(&self)
             default: try skipValue()
             }
         }
@@ -145,6 +151,19 @@ extension JSONScanner {
     mutating func readStringField() throws -> FieldValue<String> {
         guard current == JSONByte.quote else { return try skipWrongType("a string") }
         return .value(try readString())
+    }
+
+    /// Reads a string value as one of the dataset's labels, so that equal labels share one
+    /// `String`; any other value is skipped and reported as the wrong type.
+    mutating func readLabelField(_ labels: inout LabelInterner) throws -> FieldValue<String> {
+        guard current == JSONByte.quote else { return try skipWrongType("a string") }
+        switch try scanString(keepingEscapedText: true) {
+        case .raw(let range):
+            let text = UnsafeBufferPointer(rebasing: bytes[range])
+            return .value(labels.label(for: text) { bytes.string(range) })
+        case .decoded(let text):
+            return .value(labels.label(for: text))
+        }
     }
 
     /// Reads an array of strings; any other value is skipped and reported as the wrong type.

@@ -20,8 +20,6 @@ struct JSONScanner {
     private var line = 1
     /// The offset where the current line starts.
     private var lineStart: Int
-    /// The decoded text of the last string scanned that had escapes, reused between strings.
-    private var scratch: [UInt8] = []
 
     /// Creates a scanner at the start of `bytes`, after a UTF-8 byte-order mark if there is one.
     init(bytes: UnsafeBufferPointer<UInt8>, file: String?, replacesInvalidText: Bool) {
@@ -170,7 +168,7 @@ extension JSONScanner {
         skipWhitespace()
         switch key {
         case .raw(let range): return names.firstIndex { bytes.hasBytes(of: $0, at: range) }
-        case .unescaped: return names.firstIndex(of: scratch)
+        case .decoded(let text): return names.firstIndex { $0.elementsEqual(text.utf8) }
         }
     }
 }
@@ -265,15 +263,15 @@ extension JSONScanner {
     enum StringToken {
         /// The string had no escapes: its text is these input bytes.
         case raw(Range<Int>)
-        /// The string had escapes: its decoded text is in `scratch` (empty when not kept).
-        case unescaped
+        /// The string had escapes: its decoded text (empty when it was not kept).
+        case decoded(String)
     }
 
     /// Reads the string at the next byte (its opening quote) as a `String`.
     mutating func readString() throws -> String {
         switch try scanString(keepingEscapedText: true) {
         case .raw(let range): return bytes.string(range)
-        case .unescaped: return String(decoding: scratch, as: UTF8.self)
+        case .decoded(let text): return text
         }
     }
 
@@ -287,25 +285,48 @@ extension JSONScanner {
             offset += 1
             return .raw(start ..< offset - 1)
         case JSONByte.backslash:
-            return try scanEscapedString(from: start, keeping: keep)
+            guard keep else {
+                try decodeEscapedText(from: start, into: nil)
+                return .decoded("")
+            }
+            // The decoded text is never longer than the input up to the closing quote, so it is
+            // decoded straight into the new string's storage.
+            let capacity = JSONByte.endOfEscapedString(in: bytes, from: offset) - start
+            let text = try String(unsafeUninitializedCapacity: capacity) { buffer in
+                try decodeEscapedText(from: start, into: buffer.baseAddress)
+            }
+            return .decoded(text)
         default:
             throw plainTextError()
         }
     }
 
-    /// Continues a string at its first backslash, decoding it into `scratch`.
-    private mutating func scanEscapedString(from start: Int, keeping keep: Bool) throws -> StringToken {
-        if keep { scratch.removeAll(keepingCapacity: true) }
+    /// Continues a string at its first backslash, decoding the text from `start` (the byte
+    /// after the opening quote) into `output` when it is not `nil`, and moves past the closing quote.
+    /// - Returns: The number of bytes written to `output`.
+    @discardableResult
+    private mutating func decodeEscapedText(from start: Int, into output: UnsafeMutablePointer<UInt8>?) throws -> Int {
+        var written = 0
         var runStart = start
         while true {
             let byte = current
             guard byte == JSONByte.quote || byte == JSONByte.backslash else { throw plainTextError() }
-            if keep { scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart ..< offset])) }
+            if let output, offset > runStart {
+                (output + written).update(from: bytes.baseAddress! + runStart, count: offset - runStart)
+                written += offset - runStart
+            }
             if byte == JSONByte.quote {
                 offset += 1
-                return .unescaped
+                return written
             }
-            try decodeEscape(keeping: keep)
+            // `\/`, `\"` and `\\` decode to their second byte; other escapes take the slow path.
+            if offset + 1 < bytes.count, JSONByte.isSelfEscape(bytes[offset + 1]) {
+                output?[written] = bytes[offset + 1]
+                written += 1
+                offset += 2
+            } else {
+                try decodeEscape(into: output, at: &written)
+            }
             runStart = offset
             offset = endOfPlainText(from: offset)
         }
@@ -346,9 +367,10 @@ extension JSONScanner {
         return error("control character \(byte.hex) must be escaped in a string")
     }
 
-    /// Decodes the escape at the next byte (a backslash), appending its UTF-8 to `scratch`.
-    private mutating func decodeEscape(keeping keep: Bool) throws {
-        let escapeStart = position
+    /// Decodes the escape at the next byte (a backslash), writing its UTF-8 to `output` at
+    /// `written` when `output` is not `nil`.
+    private mutating func decodeEscape(into output: UnsafeMutablePointer<UInt8>?, at written: inout Int) throws {
+        let escapeStart = offset
         offset += 1
         let decoded: UInt8
         switch current {
@@ -361,19 +383,26 @@ extension JSONScanner {
         case UInt8(ascii: "u"):
             offset += 1
             let scalar = try decodeUnicodeEscape(startingAt: escapeStart)
-            if keep { UTF8.encode(scalar) { scratch.append($0) } }
+            if let output {
+                UTF8.encode(scalar) { unit in
+                    output[written] = unit
+                    written += 1
+                }
+            }
             return
         default: throw unexpected("an escape character after '\\'")
         }
         offset += 1
-        if keep { scratch.append(decoded) }
+        if let output {
+            output[written] = decoded
+            written += 1
+        }
     }
 
     /// Decodes the four hex digits after `\u`, and a second `\uXXXX` when the first is a high
     /// surrogate.
-    private mutating func decodeUnicodeEscape(
-        startingAt escapeStart: SourcePosition
-    ) throws -> Unicode.Scalar {
+    /// - Parameter escapeStart: The offset of the first escape's backslash, for the error.
+    private mutating func decodeUnicodeEscape(startingAt escapeStart: Int) throws -> Unicode.Scalar {
         let unit = try readHexQuad()
         if (0xD800 ..< 0xDC00).contains(unit), offset + 1 < bytes.count,
            bytes[offset] == JSONByte.backslash, bytes[offset + 1] == UInt8(ascii: "u") {
@@ -389,7 +418,9 @@ extension JSONScanner {
         if let scalar = Unicode.Scalar(unit) { return scalar }
         if replacesInvalidText { return "\u{FFFD}" }
         let digits = String(unit, radix: 16, uppercase: true)
-        throw error("unpaired surrogate \\u\(digits) in a string", at: escapeStart)
+        // A string holds no line break, so the escape is on the current line.
+        throw error("unpaired surrogate \\u\(digits) in a string",
+                    at: SourcePosition(line: line, column: escapeStart - lineStart + 1))
     }
 
     private mutating func readHexQuad() throws -> UInt32 {
@@ -428,6 +459,10 @@ enum JSONByte {
 
     static func isDigit(_ byte: UInt8) -> Bool { byte &- zero < 10 }
 
+    /// Whether `\` and `byte` form an escape that stands for `byte` itself: `\/`, `\"` or `\\`.
+    @inline(__always)
+    static func isSelfEscape(_ byte: UInt8) -> Bool { byte == slash || byte == quote || byte == backslash }
+
     static func hexValue(_ byte: UInt8) -> UInt32? {
         switch byte {
         case zero...nine: return UInt32(byte - zero)
@@ -460,6 +495,28 @@ enum JSONByte {
     }
 }
 
+extension JSONByte {
+    /// The offset of the closing quote of a string whose text continues at `start`, or the end
+    /// of the input if it has none. Skips the byte after each backslash.
+    static func endOfEscapedString(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        let end = bytes.count
+        while index < end {
+            if let base = bytes.baseAddress {
+                while index + 8 <= end,
+                      !SWAR.hasQuoteOrBackslash(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                    index += 8
+                }
+            }
+            guard index < end else { break }
+            let byte = bytes[index]
+            if byte == quote { return index }
+            index += byte == backslash ? 2 : 1
+        }
+        return end
+    }
+}
+
 /// Bit tricks over eight bytes packed in a `UInt64` ("SIMD within a register").
 enum SWAR {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
@@ -472,6 +529,13 @@ enum SWAR {
         // A byte b has its high bit set in (b - k) & ~b only if b < k (for b < 0x80).
         let special = hasByteBelow(0x20, word) | hasZeroByte(quotes) | hasZeroByte(backslashes)
         return (special | word) & highs != 0
+    }
+
+    /// Whether any byte of `word` is a quote or a backslash.
+    static func hasQuoteOrBackslash(_ word: UInt64) -> Bool {
+        let quotes = word ^ (ones &* UInt64(JSONByte.quote))
+        let backslashes = word ^ (ones &* UInt64(JSONByte.backslash))
+        return (hasZeroByte(quotes) | hasZeroByte(backslashes)) != 0
     }
 
     /// Sets the high bit of each byte that is zero (exact when no byte has its high bit set,

@@ -16,6 +16,13 @@ public struct TextDataset: Sendable {
         self.labels = Set(examples.map(\.label)).sorted()
     }
 
+    /// Creates a dataset from examples whose distinct labels a reader has already collected.
+    /// - Parameter distinctLabels: Every label of `examples`, each at least once, in any order.
+    init(_ examples: [LabeledText], distinctLabels: [String]) {
+        self.examples = examples
+        self.labels = Set(distinctLabels).sorted()
+    }
+
     /// The number of examples.
     public var count: Int { examples.count }
 

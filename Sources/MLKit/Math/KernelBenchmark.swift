@@ -41,35 +41,42 @@ public enum _KernelBenchmark {
         var generator = SplitMix64(seed: 2)
         let weights = (0..<(features * classes)).map { _ in generator.nextFloat() - 0.5 }
         let documents = 20_000
-        let indices: [[Int32]] = (0..<documents).map { _ in
+        // The documents' indices one after another, as a batch of sparse vectors holds them:
+        // document d is `indices[starts[d] ..< starts[d + 1]]`.
+        var indices: [Int32] = []
+        var starts = [0]
+        for _ in 0..<documents {
             // Word frequencies are Zipfian: draw indices log-uniformly (Zipf with s = 1).
-            Array(Set((0..<nonzeros).map { _ in
+            indices += Set((0..<nonzeros).map { _ in
                 Int32(min(features - 1, Int(Foundation.exp(Double(generator.nextFloat()) * Foundation.log(Double(features))))))
-            })).sorted()
+            }).sorted()
+            starts.append(indices.count)
         }
-        let values = [Float](repeating: 1, count: nonzeros)
+        let values = [Float](repeating: 1, count: indices.count)
         var scores = [Float](repeating: 0, count: classes)
         var sink: Float = 0
         let seconds = best(of: 5) {
             weights.withUnsafeBufferPointer { weights in
                 scores.withUnsafeMutableBufferPointer { scores in
                     values.withUnsafeBufferPointer { values in
-                        for document in indices {
-                            for lane in 0..<classes { scores[lane] = 0 }
-                            document.withUnsafeBufferPointer { document in
+                        indices.withUnsafeBufferPointer { indices in
+                            for document in 0..<documents {
+                                let range = starts[document] ..< starts[document + 1]
+                                for lane in 0..<classes { scores[lane] = 0 }
                                 if useBLAS {
-                                    for (position, index) in document.enumerated() {
+                                    for position in range {
                                         DenseMath.axpy(count: classes, alpha: values[position],
-                                                       x: weights.baseAddress! + Int(index) * classes, y: scores.baseAddress!)
+                                                       x: weights.baseAddress! + Int(indices[position]) * classes,
+                                                       y: scores.baseAddress!)
                                     }
                                 } else {
-                                    SparseKernels.accumulateRows(indices: document,
-                                                                 values: UnsafeBufferPointer(rebasing: values[0..<document.count]),
+                                    SparseKernels.accumulateRows(indices: UnsafeBufferPointer(rebasing: indices[range]),
+                                                                 values: UnsafeBufferPointer(rebasing: values[range]),
                                                                  weights: weights.baseAddress!, classes: classes,
                                                                  into: scores.baseAddress!)
                                 }
+                                sink += scores[0]
                             }
-                            sink += scores[0]
                         }
                     }
                 }
