@@ -146,11 +146,22 @@ public struct Featurizer: Sendable {
         var found = 0
         buffer.raw.withUnsafeMutableBufferPointer { raw in
             if let vocabulary {
-                forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
-                    guard let index = vocabulary.index(ofHash: hash) else { return }
-                    if found < raw.count { raw[found] = Int32(truncatingIfNeeded: index) }
-                    found += 1
+                // All the hashes first, then all the lookups: the lookups do not depend on one
+                // another, so the processor overlaps their cache misses in a large table.
+                var hashed = 0
+                buffer.hashes.withUnsafeMutableBufferPointer { hashes in
+                    forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
+                        if hashed < hashes.count { hashes[hashed] = hash }
+                        hashed += 1
+                    }
+                    for position in 0..<min(hashed, hashes.count) {
+                        guard let index = vocabulary.index(ofHash: hashes[position]) else { continue }
+                        raw[found] = Int32(truncatingIfNeeded: index)
+                        found += 1
+                    }
                 }
+                // More hashes than room: report that many, so the caller grows the buffer.
+                if hashed > raw.count { found = hashed }
             } else if case .hashed(let bits) = configuration.indexing {
                 forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
                     if found < raw.count { raw[found] = Int32(truncatingIfNeeded: FeatureHash.bucket(hash, bits: bits)) }
@@ -211,6 +222,9 @@ public struct Featurizer: Sendable {
 struct FeatureBuffer {
     /// Feature indices as they are found, with repeats.
     var raw: [Int32] = []
+    /// The hashes of the features as they are found, before a vocabulary looks them up; as
+    /// long as ``raw``.
+    var hashes: [UInt64] = []
     /// Working space for sorting ``raw``.
     var sortScratch: [Int32] = []
     /// Distinct sorted indices of the last text.
@@ -227,6 +241,7 @@ struct FeatureBuffer {
         if raw.count < capacity {
             raw = [Int32](repeating: 0, count: max(capacity, 2 * raw.count))
             sortScratch = raw
+            hashes = [UInt64](repeating: 0, count: raw.count)
         }
     }
 

@@ -13,9 +13,17 @@ final class Vocabulary: Sendable {
     let terms: [String]?
     /// The hash of each key, by index.
     let hashes: [UInt64]
-    /// Open-addressing slots: index + 1, or 0 when empty. Its count is a power of two.
-    private let slots: [Int32]
-    private let slotHashes: [UInt64]
+    /// Open-addressing slots, a power of two of them, at most half full. A slot holds a key's
+    /// hash beside its index, so that a lookup reads one cache line per probe.
+    private let slots: [Slot]
+
+    /// One slot of the table.
+    private struct Slot {
+        /// The key's hash.
+        var hash: UInt64 = 0
+        /// The key's index + 1, or 0 when the slot is empty.
+        var entry: Int32 = 0
+    }
 
     /// Creates a vocabulary from keys and their hashes, in index order.
     init(terms: [String]?, hashes: [UInt64]) {
@@ -24,17 +32,14 @@ final class Vocabulary: Sendable {
         self.hashes = hashes
         var capacity = 16
         while capacity < hashes.count * 2 { capacity *= 2 }
-        var slots = [Int32](repeating: 0, count: capacity)
-        var slotHashes = [UInt64](repeating: 0, count: capacity)
+        var slots = [Slot](repeating: Slot(), count: capacity)
         let mask = capacity - 1
         for (index, hash) in hashes.enumerated() {
             var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
-            while slots[slot] != 0 { slot = (slot + 1) & mask }
-            slots[slot] = Int32(index + 1)
-            slotHashes[slot] = hash
+            while slots[slot].entry != 0 { slot = (slot + 1) & mask }
+            slots[slot] = Slot(hash: hash, entry: Int32(index + 1))
         }
         self.slots = slots
-        self.slotHashes = slotHashes
     }
 
     /// Creates a vocabulary from keys, hashing each.
@@ -52,9 +57,9 @@ final class Vocabulary: Sendable {
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
         while true {
-            let entry = slots[slot]
-            if entry == 0 { return nil }
-            if slotHashes[slot] == hash { return Int(entry) - 1 }
+            let found = slots[slot]
+            if found.entry == 0 { return nil }
+            if found.hash == hash { return Int(found.entry) - 1 }
             slot = (slot + 1) & mask
         }
     }
