@@ -30,6 +30,9 @@ struct LinearSVM: Sendable {
     var seed: UInt64 = 0
     /// Worker threads (0: all cores).
     var threads = 0
+    /// The probability mapping to give the model, when the caller already has one (a refit on
+    /// all the data keeps the calibration fitted on held-out examples); `nil` fits Platt scaling.
+    var probability: LinearModel.ProbabilityMapping?
 
     /// Trains a model.
     /// - Parameters:
@@ -62,10 +65,14 @@ struct LinearSVM: Sendable {
         let unscaled = LinearModel(features: problem.matrix.columns, classes: classes,
                                    weights: compaction.expand(weights, classes: classes), bias: bias,
                                    probability: .softmax(temperature: 1))
-        let calibration = validation.flatMap { $0.matrix.rows > 0 ? $0 : nil } ?? problem
-        let mapping = ProbabilityCalibration.fitPlatt(scores: unscaled.scores(for: calibration.matrix, threads: threads),
-                                                      labels: calibration.labels, classes: classes,
-                                                      threads: threads)
+        let mapping: LinearModel.ProbabilityMapping
+        if let probability {
+            mapping = probability
+        } else {
+            let calibration = validation.flatMap { $0.matrix.rows > 0 ? $0 : nil } ?? problem
+            mapping = ProbabilityCalibration.fitPlatt(scores: unscaled.scores(for: calibration.matrix, threads: threads),
+                                                      labels: calibration.labels, classes: classes, threads: threads)
+        }
         let model = LinearModel(features: unscaled.features, classes: classes, weights: unscaled.weights, bias: bias,
                                 probability: mapping)
         return Fit(model: model, iterations: iterations)

@@ -217,24 +217,28 @@ struct TrainingPlan {
         let featurizer = counting.reweighted(as: candidate.features, trainingCounts: counts)
         let problem = problem(known, matrix: featurizer.weighting(counts))
         defer { report("done", 1) }
-        let model = try trainModel(candidate, problem, validation: nil)
+        let model = try trainModel(candidate, problem, validation: nil, calibration: calibration)
         if let calibration, case .linear(let linear) = model { return (featurizer, .linear(linear.with(probability: calibration))) }
         return (featurizer, model)
     }
 
     /// Trains one model.
-    func trainModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?) throws -> ClassifierModel {
+    /// - Parameter calibration: The probability mapping the model will get, if it is already
+    ///   known, so that the trainer need not fit one.
+    func trainModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?,
+                    calibration: LinearModel.ProbabilityMapping? = nil) throws -> ClassifierModel {
         if candidate.algorithm == .embedding {
             var options = EmbeddingTrainingOptions(learningRate: Float(candidate.strength), seed: parameters.seed,
                                                    threads: threads)
             if let iterations = candidate.iterations { options.epochs = iterations }
             return .embedding(try EmbeddingTrainer.train(problem, options: options))
         }
-        return .linear(try trainLinearModel(candidate, problem, validation: validation))
+        return .linear(try trainLinearModel(candidate, problem, validation: validation, calibration: calibration))
     }
 
     /// Trains one linear model.
-    func trainLinearModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?) throws -> LinearModel {
+    func trainLinearModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?,
+                          calibration: LinearModel.ProbabilityMapping? = nil) throws -> LinearModel {
         switch candidate.algorithm {
         case .naiveBayes:
             return try MultinomialNaiveBayes(smoothing: candidate.strength).train(problem, validation: validation)
@@ -247,6 +251,7 @@ struct TrainingPlan {
         case .linearSVM:
             var trainer = LinearSVM(c: candidate.strength, seed: parameters.seed, threads: threads)
             if let iterations = candidate.iterations { trainer.maxIterations = iterations }
+            trainer.probability = calibration
             return try trainer.train(problem, validation: validation)
         case .embedding:
             preconditionFailure("embeddings are trained by trainModel")
