@@ -20,8 +20,8 @@ import Darwin
 /// `collection.json` is replaced (also by a rename) only once every file it names is there,
 /// so a failed or interrupted download never replaces a good copy. A refresh asks the server,
 /// downloads, saves the manifest and prunes the files it no longer names, all under the
-/// collection's lock, so two refreshes (in one process or several) never delete each other's
-/// files.
+/// collection's lock, and the offline fallback is read under it too, so two refreshes (in one
+/// process or several) never delete each other's files.
 struct ModelCache: Sendable {
     /// The cache's root folder.
     let folder: URL
