@@ -27,26 +27,30 @@ struct SharedCacheTests {
         // Other processes share the cache folder: `mlkit pull` refreshes it too.
         let pulls = try (0..<4).map { _ in try BackgroundPull("flip", server: fixture.server.url, cache: fixture.cache) }
 
+        // Each client accesses the collection 8 times, and on while the pulls run.
+        let rounds: @Sendable (_ access: @Sendable () async throws -> Void) async throws -> Int = { access in
+            var count = 0
+            while count < 8 || (pulls.contains(where: \.isRunning) && count < 500) {
+                try await access()
+                count += 1
+            }
+            return count
+        }
         let accesses = try await withThrowingTaskGroup(of: Int.self) { group in
             // All along, a client that cannot reach the server gets the last good collection.
             group.addTask {
-                var count = 0
-                while count < 8 || (pulls.contains(where: \.isRunning) && count < 500) {
+                _ = try await rounds {
                     let offline = try await fixture.access("flip", through: URL(string: "http://127.0.0.1:1")!)
                     #expect(offline.isStale && deployments.contains(offline.deploymentID))
-                    count += 1
                 }
                 return 0
             }
             for _ in 0..<12 {
                 group.addTask {
-                    var count = 0
-                    while count < 8 || (pulls.contains(where: \.isRunning) && count < 500) {
+                    try await rounds {
                         let collection = try await fixture.access("flip")
                         #expect(deployments.contains(collection.deploymentID))
-                        count += 1
                     }
-                    return count
                 }
             }
             return try await group.reduce(0, +)
