@@ -148,7 +148,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ServerTests",
-            dependencies: ["mlkit", "MLKit", "MLKitEncryption"],
+            // MLKitServer only to store a token of the test's choosing (TokenRefusalTests).
+            dependencies: ["mlkit", "MLKit", "MLKitEncryption", "MLKitServer"],
             swiftSettings: strictSettings
         ),
     ]

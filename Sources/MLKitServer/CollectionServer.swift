@@ -19,9 +19,14 @@ public struct CollectionServer: Sendable {
         public var port: Int
         /// The largest model file an upload may send, in bytes; larger ones get 413.
         public var maxUploadSize: Int64
+        /// How long a refused bearer token is answered 401 without reading the database again;
+        /// a token created in that time is accepted once it has passed. Zero rereads every time.
+        public var tokenRefusalLifetime: Duration
 
         /// 512 MiB.
         public static let defaultMaxUploadSize: Int64 = 512 << 20
+        /// 5 seconds.
+        public static let defaultTokenRefusalLifetime: Duration = .seconds(5)
 
         /// Creates a configuration.
         /// - Parameters:
@@ -29,12 +34,15 @@ public struct CollectionServer: Sendable {
         ///   - host: The address to listen on (127.0.0.1 by default).
         ///   - port: The port (8080 by default, 0 for any free one).
         ///   - maxUploadSize: The upload size limit in bytes.
+        ///   - tokenRefusalLifetime: How long a refused token is answered 401 without a database read.
         public init(dataFolder: URL, host: String = "127.0.0.1", port: Int = 8080,
-                    maxUploadSize: Int64 = defaultMaxUploadSize) {
+                    maxUploadSize: Int64 = defaultMaxUploadSize,
+                    tokenRefusalLifetime: Duration = defaultTokenRefusalLifetime) {
             self.dataFolder = dataFolder
             self.host = host
             self.port = port
             self.maxUploadSize = maxUploadSize
+            self.tokenRefusalLifetime = tokenRefusalLifetime
         }
     }
 
@@ -62,7 +70,8 @@ public struct CollectionServer: Sendable {
         if removed > 0 {
             logger.notice("removed unfinished uploads", metadata: ["count": "\(removed)"])
         }
-        let state = ServerState(store: store, files: files, tokens: TokenVerifier(store: store),
+        let tokens = TokenVerifier(store: store, refusalLifetime: configuration.tokenRefusalLifetime, logger: logger)
+        let state = ServerState(store: store, files: files, tokens: tokens,
                                 maxUploadSize: configuration.maxUploadSize, resolvedBodies: ResolvedBodyCache(),
                                 activeDeployments: ActiveDeploymentCache(), fileIO: FileIO())
         let logger = self.logger

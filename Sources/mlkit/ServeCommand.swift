@@ -42,10 +42,17 @@ struct ServeStartCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
+    @Option(name: .customLong("token-refusal-seconds"),
+            help: "How long a refused bearer token is answered 401 without reading the database again (0 rereads every time).")
+    var tokenRefusalSeconds: Double = 5
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port: \(port) is not a port (0 to 65535)") }
         guard Self.byteCount(maxUploadSize) != nil else {
             throw ValidationError("--max-upload-size: '\(maxUploadSize)' is not a size (write 1048576, 64M or 1G)")
+        }
+        guard tokenRefusalSeconds.isFinite, (0...3600).contains(tokenRefusalSeconds) else {
+            throw ValidationError("--token-refusal-seconds: \(tokenRefusalSeconds) is not a number of seconds from 0 to 3600")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level: '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical")
@@ -57,7 +64,8 @@ struct ServeStartCommand: AsyncParsableCommand {
         let logger = Logger(label: "mlkit.serve") { label in JSONLogHandler(label: label, level: level) }
         let configuration = CollectionServer.Configuration(
             dataFolder: URL(fileURLWithPath: data), host: host, port: port,
-            maxUploadSize: Self.byteCount(maxUploadSize) ?? CollectionServer.Configuration.defaultMaxUploadSize)
+            maxUploadSize: Self.byteCount(maxUploadSize) ?? CollectionServer.Configuration.defaultMaxUploadSize,
+            tokenRefusalLifetime: .milliseconds(Int64((tokenRefusalSeconds * 1000).rounded())))
         do {
             try await CollectionServer(configuration: configuration, logger: logger).run { host, port in
                 let shown = host.contains(":") ? "[\(host)]" : host

@@ -38,6 +38,36 @@ struct TargetingTests {
         }
     }
 
+    @Test("Every field of the client's Targeting reaches the server's rules and comes back unchanged")
+    func targetingWireFormat() async throws {
+        let fixture = try await Fixture.start()
+        defer { fixture.tearDown() }
+        let model = ["topic": Binary.headlinesModel]
+        let standard = try await fixture.deploy("wire", model)
+        // MLKitServer keeps its own Targeting (it parses the ranges and evaluates the rules), so
+        // this test is what keeps the two types in step: see docs/architecture.md.
+        let rules = Targeting(languageCodes: ["de", "fr"], deviceClasses: ["phone", "tablet"], operatingSystems: ["linux", "ios"],
+                              osVersion: ">=14,<17.4", regionCodes: ["FR", "BE"], appVersion: ">=2.0,<3")
+        let targeted = try await fixture.deploy("wire", model, targeting: rules)
+        #expect(targeted.targeting == rules)
+        let history = try await fixture.publisher.history(of: "wire")
+        #expect(history.deployments.first { $0.deploymentID == targeted.deploymentID }?.targeting == rules)
+
+        let matching = DeviceContext(languageCode: "fr", deviceClass: "tablet", operatingSystem: "ios", osVersion: "16.2",
+                                     regionCode: "BE", appVersion: "2.5", installationID: "wire")
+        #expect(try await fixture.access("wire", context: matching).deploymentID == targeted.deploymentID)
+        // Each rule on its own turns a device away, so the server read every field.
+        let mismatches: [(WritableKeyPath<DeviceContext, String?>, String)] = [
+            (\.languageCode, "en"), (\.deviceClass, "desktop"), (\.operatingSystem, "macos"),
+            (\.osVersion, "17.4"), (\.regionCode, "US"), (\.appVersion, "3.0"),
+        ]
+        for (field, value) in mismatches {
+            var context = matching
+            context[keyPath: field] = value
+            #expect(try await fixture.access("wire", context: context).deploymentID == standard.deploymentID, "\(field) = \(value)")
+        }
+    }
+
     @Test("The rollout follows the documented bucket for each installation ID, about half of them at 50%")
     func rolloutShare() async throws {
         let fixture = try await Fixture.start()

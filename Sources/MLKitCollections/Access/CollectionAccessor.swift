@@ -35,10 +35,20 @@ struct CollectionAccessor: Sendable {
 
     /// The collection: cached while fresh, else revalidated or downloaded; the cached copy
     /// marked stale when the server fails; an error when there is no cached copy.
+    ///
+    /// Everything but the first look at the cache happens under the collection's lock, so that
+    /// concurrent accesses (tasks or processes sharing the cache folder) take turns: none
+    /// deletes the files of a manifest another one saved, and the last good collection read
+    /// for the offline fallback is complete.
     func access(policy: RefreshPolicy) async throws -> ModelCollection {
+        if let cached = fresh(cache.manifest(for: identifier), policy: policy) {
+            return ModelCollection(cached, cache: cache, staleReason: nil)
+        }
+        let lock = try await cache.lockCollection(identifier)
+        defer { lock.release() }
+        // Another access may have refreshed the collection while this one waited for the lock.
         let cached = cache.manifest(for: identifier)
-        if let cached, cached.server == connection.server.absoluteString, cached.context == context,
-           Date().timeIntervalSince(cached.checked) < policy.minimumInterval.seconds {
+        if let cached = fresh(cached, policy: policy) {
             return ModelCollection(cached, cache: cache, staleReason: nil)
         }
         do {
@@ -50,7 +60,16 @@ struct CollectionAccessor: Sendable {
         }
     }
 
-    /// Asks the server, downloads what a new deployment needs, and saves the new manifest.
+    /// The cached collection, if it was resolved for this server and context recently enough
+    /// for the policy.
+    private func fresh(_ cached: CachedCollection?, policy: RefreshPolicy) -> CachedCollection? {
+        guard let cached, cached.server == connection.server.absoluteString, cached.context == context,
+              Date().timeIntervalSince(cached.checked) < policy.minimumInterval.seconds else { return nil }
+        return cached
+    }
+
+    /// Asks the server, downloads what a new deployment needs, saves the new manifest and
+    /// deletes the files it no longer names; called under the collection's lock.
     private func refresh(_ cached: CachedCollection?) async throws -> CachedCollection {
         let subject = "collection \"\(identifier)\""
         var request = connection.request("GET", "/v1/collections/\(identifier)", query: context.queryItems)

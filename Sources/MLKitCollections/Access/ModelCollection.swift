@@ -113,7 +113,11 @@ extension ModelCollection {
     @discardableResult
     public static func endAccessing(identifier: String, cacheFolder: URL? = nil) async throws -> Bool {
         try CollectionAccessor.validate(identifier)
-        return try ModelCache(folder: cacheFolder ?? ModelCache.defaultFolder).removeCollection(identifier)
+        let cache = ModelCache(folder: cacheFolder ?? ModelCache.defaultFolder)
+        // Waits for a refresh under way, which would otherwise save its files back.
+        let lock = try await cache.lockCollection(identifier)
+        defer { lock.release() }
+        return try cache.removeCollection(identifier)
     }
 
     /// The collection's deployments as they arrive: the server is asked every `interval`

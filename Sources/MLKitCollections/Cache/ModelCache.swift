@@ -11,13 +11,17 @@ import Darwin
 /// installation-id                       the installation ID made on first use
 /// collections/<id>/collection.json      the last good resolved collection, its ETag and times
 /// collections/<id>/models/<sha256>.mlkit verified model files
+/// locks/<id>.lock                       held (flock) while one task or process refreshes or removes the collection
 /// partial/<sha256>.part                 downloads in progress, named by their expected SHA-256
 /// partial/<sha256>.part.lock            held (flock) while one task or process downloads that file
 /// ```
 ///
 /// A model file enters `models/` only by a rename after its SHA-256 has been checked, and
 /// `collection.json` is replaced (also by a rename) only once every file it names is there,
-/// so a failed or interrupted download never replaces a good copy.
+/// so a failed or interrupted download never replaces a good copy. A refresh asks the server,
+/// downloads, saves the manifest and prunes the files it no longer names, all under the
+/// collection's lock, and the offline fallback is read under it too, so two refreshes (in one
+/// process or several) never delete each other's files.
 struct ModelCache: Sendable {
     /// The cache's root folder.
     let folder: URL
@@ -42,6 +46,23 @@ struct ModelCache: Sendable {
     /// Where a download in progress is kept until it is complete and verified.
     func partialFile(sha256: String) -> URL {
         folder.appendingPathComponent("partial/\(sha256).part")
+    }
+
+    /// The lock that one refresh or removal of a collection holds at a time.
+    ///
+    /// It sits outside the collection's folder, so removing the folder leaves it in place, and
+    /// every process keeps locking the same file.
+    func lockCollection(_ identifier: String) async throws -> FileLock {
+        let locks = folder.appendingPathComponent("locks", isDirectory: true)
+        try createFolder(locks)
+        return try await FileLock(locks.appendingPathComponent("\(identifier).lock"))
+    }
+
+    /// The lock that one download of a file holds at a time.
+    func lockDownload(sha256: String) async throws -> FileLock {
+        let partial = partialFile(sha256: sha256)
+        try createFolder(partial.deletingLastPathComponent())
+        return try await FileLock(URL(fileURLWithPath: partial.path + ".lock"))
     }
 
     private func manifestFile(_ identifier: String) -> URL {
@@ -92,7 +113,8 @@ struct ModelCache: Sendable {
         try replaceDurably(file, with: data)
     }
 
-    /// Deletes the collection's model files that `keeping` does not name.
+    /// Deletes the collection's model files that `keeping` does not name; call it only under
+    /// the collection's lock (``lockCollection(_:)``).
     func pruneModels(of identifier: String, keeping: Set<String>) {
         let models = collectionFolder(identifier).appendingPathComponent("models")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: models.path)) ?? []
@@ -101,7 +123,7 @@ struct ModelCache: Sendable {
         }
     }
 
-    /// Removes a collection's manifest and model files.
+    /// Removes a collection's manifest and model files; call it only under the collection's lock.
     /// - Returns: Whether there was anything to remove.
     func removeCollection(_ identifier: String) throws -> Bool {
         let collection = collectionFolder(identifier)

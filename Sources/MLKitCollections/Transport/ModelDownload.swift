@@ -2,11 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Downloads one model file into the cache: streamed to `partial/<sha256>.part`, resumed
 /// with `Range` when a partial file is there, checked against the announced size and SHA-256,
@@ -26,11 +21,10 @@ struct ModelDownload {
         let target = cache.modelFile(collection: collection, sha256: entry.sha256)
         if let size = fileSize(target), size == entry.size { return target }
         let partial = cache.partialFile(sha256: entry.sha256)
-        try cache.createFolder(partial.deletingLastPathComponent())
         try cache.createFolder(target.deletingLastPathComponent())
         // One download of a file at a time, across tasks and processes.
-        let lock = try await lockFile(for: partial)
-        defer { close(lock) }
+        let lock = try await cache.lockDownload(sha256: entry.sha256)
+        defer { lock.release() }
         if let size = fileSize(target), size == entry.size { return target }
 
         var restarted = false
@@ -124,23 +118,6 @@ struct ModelDownload {
             try? FileManager.default.removeItem(at: partial)
             throw ModelCollectionError(.checksumMismatch, "\(subject): the downloaded file's SHA-256 is \(digest); it was rejected and the cached copy kept")
         }
-    }
-
-    /// Takes an exclusive `flock` on `<partial>.lock`, waiting without blocking a thread.
-    /// - Returns: The lock's file descriptor, to close when done.
-    private func lockFile(for partial: URL) async throws -> Int32 {
-        let path = partial.path + ".lock"
-        let descriptor = open(path, O_RDWR | O_CREAT, 0o644)
-        guard descriptor >= 0 else {
-            throw ModelCollectionError(.io, "\(path): cannot create the download lock (\(String(cString: strerror(errno))))")
-        }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            do { try await Task.sleep(for: .milliseconds(20)) } catch {
-                close(descriptor)
-                throw error
-            }
-        }
-        return descriptor
     }
 
     private func fileSize(_ url: URL) -> Int64? {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 
 /// Bearer tokens: random secrets handed out once, stored only as their SHA-256, and compared
@@ -32,9 +33,10 @@ enum AccessToken {
 ///
 /// The hashes are cached in memory; an unknown token reloads them once, so a token made by
 /// `mlkit serve token create` while the server runs works at once. A token still unknown
-/// after that reload is remembered as refused for ``refusalLifetime``, so that a client that
-/// keeps sending a wrong token costs no database read per request. Every stored hash is
-/// compared, with no early exit. Tokens never reach a log.
+/// after that reload is remembered as refused for the refusal lifetime (5 s by default), so
+/// that a client that keeps sending a wrong token costs no database read per request. At most
+/// ``refusalLimit`` refused tokens are remembered; past that the list starts again. Every stored
+/// hash is compared, with no early exit. Tokens never reach a log.
 final class TokenVerifier: Sendable {
     private struct Cache {
         var tokens: [TokenRecord] = []
@@ -42,16 +44,24 @@ final class TokenVerifier: Sendable {
         var refused: [[UInt8]: ContinuousClock.Instant] = [:]
     }
 
-    /// How long an unknown token is answered 401 without a database read.
-    static let refusalLifetime: Duration = .seconds(5)
     /// The most refused hashes remembered; past that the list starts again.
-    private static let refusalLimit = 10_000
+    static let refusalLimit = 10_000
 
     private let store: any CollectionStore
+    /// How long an unknown token is answered 401 without a database read.
+    private let refusalLifetime: Duration
+    private let logger: Logger
     private let cache = NIOLockedValueBox(Cache())
 
-    init(store: any CollectionStore) {
+    /// Creates a verifier over the stored tokens.
+    /// - Parameters:
+    ///   - store: Where the token hashes are kept.
+    ///   - refusalLifetime: How long a refused token is answered 401 without a database read.
+    ///   - logger: Where reloads (debug) and a full refusal list (notice) are logged.
+    init(store: any CollectionStore, refusalLifetime: Duration, logger: Logger) {
         self.store = store
+        self.refusalLifetime = refusalLifetime
+        self.logger = logger
     }
 
     /// The token of an `Authorization: Bearer` header, checked for a scope and a collection.
@@ -68,17 +78,23 @@ final class TokenVerifier: Sendable {
         let hash = AccessToken.hash(authorization.dropFirst(7).trimmingASCIIWhitespace())
         let now = ContinuousClock.now
         let (cached, recentlyRefused) = cache.withLockedValue { cache in
-            (Self.find(hash, in: cache.tokens), cache.refused[hash].map { now - $0 < Self.refusalLifetime } ?? false)
+            (Self.find(hash, in: cache.tokens), cache.refused[hash].map { now - $0 < refusalLifetime } ?? false)
         }
         var token = cached
         if token == nil && !recentlyRefused {
             let stored = try await store.tokens()
+            logger.debug("reloaded the token hashes", metadata: ["tokens": "\(stored.count)"])
             token = Self.find(hash, in: stored)
-            cache.withLockedValue { cache in
+            let forgotten: Int = cache.withLockedValue { cache in
                 cache.tokens = stored
-                guard token == nil else { return }
-                if cache.refused.count >= Self.refusalLimit { cache.refused.removeAll() }
+                guard token == nil else { return 0 }
+                let forgotten = cache.refused.count >= Self.refusalLimit ? cache.refused.count : 0
+                if forgotten > 0 { cache.refused.removeAll() }
                 cache.refused[hash] = now
+                return forgotten
+            }
+            if forgotten > 0 {
+                logger.notice("the list of refused tokens was full and starts again", metadata: ["forgotten": "\(forgotten)"])
             }
         }
         guard let token else { throw CollectionServerError(.unauthorized, "the bearer token is not valid") }
