@@ -26,7 +26,13 @@ enum SparseKernels {
         if lane + 8 <= classes { lane = rows.accumulate(SIMD8<Float>.self, from: lane) }
         if lane + 4 <= classes { lane = rows.accumulate(SIMD4<Float>.self, from: lane) }
         if lane + 2 <= classes { lane = rows.accumulate(SIMD2<Float>.self, from: lane) }
-        if lane < classes { rows.accumulateLast(lane) }
+        if lane < classes {
+            var sum = scores[lane]
+            for position in 0..<indices.count {
+                sum = sum + values[position] * weights[Int(indices[position]) &* classes &+ lane]
+            }
+            scores[lane] = sum
+        }
     }
 
     /// One document's rows and scores, for ``accumulateRows(indices:values:weights:classes:into:)``.
@@ -38,47 +44,18 @@ enum SparseKernels {
         let scores: UnsafeMutablePointer<Float>
 
         /// Adds the rows into the lanes `lane ..< lane + Panel.scalarCount`, with the sums in one
-        /// SIMD register set, and returns the next lane. Every panel width adds in the same
-        /// order, so a lane's sum does not depend on the lanes computed beside it.
+        /// SIMD register set, and returns the next lane.
         @inline(__always)
         func accumulate<Panel: SIMD>(_: Panel.Type, from lane: Int) -> Int where Panel.Scalar == Float {
             let rows = UnsafeRawPointer(weights + lane)
             let rowBytes = classes &* MemoryLayout<Float>.stride
-            // Two sums, over the even and the odd positions, so that each addition waits for
-            // the one two rows back rather than the one just before.
-            var even = UnsafeRawPointer(scores + lane).loadUnaligned(as: Panel.self)
-            var odd = Panel()
-            var position = 0
-            while position + 2 <= indices.count {
-                let first = rows.loadUnaligned(fromByteOffset: Int(indices[position]) &* rowBytes, as: Panel.self)
-                let second = rows.loadUnaligned(fromByteOffset: Int(indices[position + 1]) &* rowBytes, as: Panel.self)
-                even = even + Panel(repeating: values[position]) * first
-                odd = odd + Panel(repeating: values[position + 1]) * second
-                position += 2
-            }
-            if position < indices.count {
+            var sum = UnsafeRawPointer(scores + lane).loadUnaligned(as: Panel.self)
+            for position in 0..<indices.count {
                 let row = rows.loadUnaligned(fromByteOffset: Int(indices[position]) &* rowBytes, as: Panel.self)
-                even = even + Panel(repeating: values[position]) * row
+                sum = sum + Panel(repeating: values[position]) * row
             }
-            UnsafeMutableRawPointer(scores + lane).storeBytes(of: even + odd, as: Panel.self)
+            UnsafeMutableRawPointer(scores + lane).storeBytes(of: sum, as: Panel.self)
             return lane + Panel.scalarCount
-        }
-
-        /// Adds the rows into the one lane `lane`, in the same order as ``accumulate(_:from:)``.
-        @inline(__always)
-        func accumulateLast(_ lane: Int) {
-            var even = scores[lane]
-            var odd: Float = 0
-            var position = 0
-            while position + 2 <= indices.count {
-                even = even + values[position] * weights[Int(indices[position]) &* classes &+ lane]
-                odd = odd + values[position + 1] * weights[Int(indices[position + 1]) &* classes &+ lane]
-                position += 2
-            }
-            if position < indices.count {
-                even = even + values[position] * weights[Int(indices[position]) &* classes &+ lane]
-            }
-            scores[lane] = even + odd
         }
     }
 
@@ -129,4 +106,3 @@ enum SparseKernels {
         }
     }
 }
-
