@@ -111,6 +111,34 @@ struct FeaturizerFittingTests {
         #expect(featurizer.vocabularyTerms == Self.byHash(["cat", "sat"]))
     }
 
+    @Test("Counts count occurrences and document frequency counts documents, on any thread count")
+    func countsAndDocuments() throws {
+        // "echo" occurs 6 times but in 2 of 5 documents; "fox" once in each of 3.
+        let corpus = ["echo echo echo", "echo echo echo fox", "fox", "fox", "golf"]
+        for threads in [1, 2, 3] {
+            let frequent = try Featurizer(fitting: corpus, configuration: .init(indexing: .vocabulary(.init(minCount: 3))),
+                                          recoveringTerms: true, threads: threads)
+            #expect(frequent.vocabularyTerms == ["echo", "fox"])
+            let rare = try Featurizer(fitting: corpus,
+                                      configuration: .init(indexing: .vocabulary(.init(maxDocumentFrequency: 0.4))),
+                                      recoveringTerms: true, threads: threads)
+            #expect(rare.vocabularyTerms == ["echo", "golf"])
+        }
+    }
+
+    @Test("A vocabulary of thousands of features is the same on any thread count")
+    func largeVocabulary() throws {
+        let texts = (0..<3_000).map { row in (0..<(1 + row % 5)).map { "w\(row * 7 % 2_003)x\($0)" }.joined(separator: " ") }
+        let configuration = FeaturizerConfiguration(maxWordNGram: 2, indexing: .vocabulary(.init(minCount: 2)))
+        let one = try Featurizer(fitting: texts, configuration: configuration, recoveringTerms: true, threads: 1)
+        let two = try Featurizer(fitting: texts, configuration: configuration, recoveringTerms: true, threads: 2)
+        // About 15,000 distinct features are counted before pruning: the counting table grows
+        // several times past its first 4,096 slots.
+        #expect(one.dimension > 1_000)
+        #expect(one.vocabularyTerms == two.vocabularyTerms)
+        for text in texts.prefix(50) { #expect(one.vector(for: text) == two.vector(for: text)) }
+    }
+
     @Test("Pruning that leaves nothing is an error that says why")
     func emptyVocabulary() {
         #expect(throws: MLKitError(.invalidDataset, "vocabulary pruning (min count 99) left no features")) {

@@ -1,15 +1,69 @@
 import Foundation
 
 extension Featurizer {
-    /// How often a feature occurs in the training texts, and in how many of them.
+    /// How often each feature occurs in the training texts, and in how many of them: an
+    /// open-addressing table keyed by the feature hash (already well mixed, being FNV-1a), at most
+    /// half full. A document is counted once per feature by remembering the last row that
+    /// counted it, so a document's hashes need no sorting.
     fileprivate struct FeatureStatistics {
-        var count = 0
-        var documents = 0
+        /// One feature's entry; `row` is -1 in an empty slot.
+        struct Entry {
+            var hash: UInt64 = 0
+            var count: Int32 = 0
+            var documents: Int32 = 0
+            var row: Int32 = -1
+        }
 
-        /// Adds one document in which the feature occurs `occurrences` times.
-        mutating func add(count occurrences: Int) {
-            count += occurrences
-            documents += 1
+        private(set) var entries = [Entry](repeating: Entry(), count: 1 << 12)
+        private(set) var used = 0
+
+        /// Counts one occurrence of `hash` in document `row`.
+        mutating func add(_ hash: UInt64, row: Int32) {
+            let slot = find(hash)
+            if entries[slot].row == -1 {
+                insert(Entry(hash: hash, count: 1, documents: 1, row: row), at: slot)
+            } else {
+                entries[slot].count += 1
+                if entries[slot].row != row {
+                    entries[slot].documents += 1
+                    entries[slot].row = row
+                }
+            }
+        }
+
+        /// Adds the counts of `other`, which counted other rows.
+        mutating func merge(_ other: FeatureStatistics) {
+            for entry in other.entries where entry.row != -1 {
+                let slot = find(entry.hash)
+                if entries[slot].row == -1 {
+                    insert(entry, at: slot)
+                } else {
+                    entries[slot].count += entry.count
+                    entries[slot].documents += entry.documents
+                }
+            }
+        }
+
+        /// Fills the empty `slot`, growing the table past half full.
+        private mutating func insert(_ entry: Entry, at slot: Int) {
+            entries[slot] = entry
+            used += 1
+            if used * 2 > entries.count { grow() }
+        }
+
+        /// The slot of `hash`, or the empty slot where it would go.
+        private func find(_ hash: UInt64) -> Int {
+            let mask = entries.count - 1
+            var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+            while entries[slot].row != -1 && entries[slot].hash != hash { slot = (slot + 1) & mask }
+            return slot
+        }
+
+        /// Doubles the table and places every entry again.
+        private mutating func grow() {
+            let old = entries
+            entries = [Entry](repeating: Entry(), count: old.count * 2)
+            for entry in old where entry.row != -1 { entries[find(entry.hash)] = entry }
         }
     }
 
@@ -22,33 +76,22 @@ extension Featurizer {
         let hasher = Featurizer(configuration: configuration, vocabulary: nil, inverseDocumentFrequency: nil)
         let threadCount = threads == 0 ? Parallel.defaultThreadCount : threads
         let parts = Parallel.map(texts.count, threads: threadCount) { rows in
-            var statistics: [UInt64: FeatureStatistics] = [:]
+            var statistics = FeatureStatistics()
             var scratch = FeatureScratch()
-            var hashes: [UInt64] = []
             for row in rows {
-                hashes.removeAll(keepingCapacity: true)
                 Tokenizer.withUTF8(texts[row]) { bytes in
-                    hasher.forEachFeatureHash(in: bytes, scratch: &scratch) { hashes.append($0) }
-                }
-                hashes.sort()
-                var position = 0
-                while position < hashes.count {
-                    var next = position + 1
-                    while next < hashes.count && hashes[next] == hashes[position] { next += 1 }
-                    statistics[hashes[position], default: FeatureStatistics()].add(count: next - position)
-                    position = next
+                    hasher.forEachFeatureHash(in: bytes, scratch: &scratch) { statistics.add($0, row: Int32(row)) }
                 }
             }
             return statistics
         }
         var statistics = parts[0]
-        for part in parts.dropFirst() {
-            statistics.merge(part) { FeatureStatistics(count: $0.count + $1.count, documents: $0.documents + $1.documents) }
-        }
+        for part in parts.dropFirst() { statistics.merge(part) }
         let maxDocuments = pruning.maxDocumentFrequency.map { Int(($0 * Double(texts.count)).rounded(.down)) } ?? Int.max
         var kept: [(hash: UInt64, count: Int)] = []
-        for (hash, statistic) in statistics where statistic.count >= pruning.minCount && statistic.documents <= maxDocuments {
-            kept.append((hash, statistic.count))
+        for entry in statistics.entries where entry.row != -1 && Int(entry.count) >= pruning.minCount
+            && Int(entry.documents) <= maxDocuments {
+            kept.append((entry.hash, Int(entry.count)))
         }
         kept.sort { $0.count != $1.count ? $0.count > $1.count : $0.hash < $1.hash }
         if let maxSize = pruning.maxSize, kept.count > maxSize { kept.removeLast(kept.count - maxSize) }
