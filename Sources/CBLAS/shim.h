@@ -4,4 +4,9 @@
 // pkg-config reports; the CBLAS interface is the same one Accelerate offers on Apple systems.
 #include <cblas.h>
 void openblas_set_num_threads(int num_threads);
+
+// Not BLAS, but C: asks the processor to fetch the cache line at `address` for reading, since
+// Swift has no prefetch intrinsic. The sparse kernels use it to start a document's weight-row
+// misses all at once.
+static inline void mlkit_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
 #endif

@@ -153,6 +153,35 @@ struct NaiveBayesByHandTests {
     }
 }
 
+// MARK: - Scoring
+
+@Suite("Scoring")
+struct ScoringTests {
+    @Test("A model large enough for row prefetching scores exactly as the plain sum, to the last row")
+    func prefetchedScores() {
+        let features = 40_000, classes = 39
+        #expect(features * classes >= LinearModel.prefetchThreshold)
+        var generator = SplitMix64(seed: 3)
+        let weights = (0..<(features * classes)).map { _ in generator.nextFloat() - 0.5 }
+        let bias = (0..<classes).map { Float($0) / 10 }
+        let model = LinearModel(features: features, classes: classes, weights: weights, bias: bias,
+                                probability: .softmax(temperature: 1))
+        let indices: [Int32] = [0, 17, 4_095, 20_000, 39_999]
+        let values: [Float] = [1, 0.5, 2, -1, 3]
+        var scores = [Float](repeating: 0, count: classes)
+        indices.withUnsafeBufferPointer { indices in
+            values.withUnsafeBufferPointer { values in
+                scores.withUnsafeMutableBufferPointer { model.scores(indices: indices, values: values, into: $0) }
+            }
+        }
+        for lane in 0..<classes {
+            var expected = bias[lane]
+            for (index, value) in zip(indices, values) { expected = expected + value * weights[Int(index) * classes + lane] }
+            #expect(scores[lane] == expected)
+        }
+    }
+}
+
 // MARK: - Column compaction
 
 @Suite("Column compaction")

@@ -42,10 +42,17 @@ struct LinearModel: Sendable, Equatable {
         guard let output = scores.baseAddress else { return }
         for lane in 0..<classes { output[lane] = bias[lane] }
         weights.withUnsafeBufferPointer { weights in
+            if weights.count >= Self.prefetchThreshold {
+                SparseKernels.prefetchRows(indices: indices, weights: weights.baseAddress!, classes: classes)
+            }
             SparseKernels.accumulateRows(indices: indices, values: values, weights: weights.baseAddress!,
                                          classes: classes, into: output)
         }
     }
+
+    /// The number of weights (4 MB of them) from which a document's rows are prefetched before
+    /// they are added: below it the matrix mostly sits in the cache.
+    static let prefetchThreshold = 1 << 20
 
     /// Turns the scores in `values` into probabilities, in place.
     func probabilities(fromScores values: UnsafeMutableBufferPointer<Float>) {

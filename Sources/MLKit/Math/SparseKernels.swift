@@ -1,3 +1,7 @@
+#if !canImport(Accelerate)
+internal import CBLAS
+#endif
+
 /// Hand-written SIMD kernels for the sparse shapes of linear text classification.
 ///
 /// Weights are feature-major, as in LIBLINEAR: row `f` holds the `classes` weights of
@@ -57,6 +61,27 @@ enum SparseKernels {
             UnsafeMutableRawPointer(scores + lane).storeBytes(of: sum, as: Panel.self)
             return lane + Panel.scalarCount
         }
+    }
+
+    /// Asks the processor to fetch every cache line of the rows `indices` of `weights`, so that
+    /// their misses overlap instead of arriving one panel pass at a time in
+    /// ``accumulateRows(indices:values:weights:classes:into:)``. Worth it only when the matrix is
+    /// far larger than the cache. A hint: it changes no result.
+    @inline(__always)
+    static func prefetchRows(indices: UnsafeBufferPointer<Int32>, weights: UnsafePointer<Float>, classes: Int) {
+        #if !canImport(Accelerate)
+        let rowBytes = classes &* MemoryLayout<Float>.stride
+        let raw = UnsafeRawPointer(weights)
+        for index in indices {
+            let row = raw + Int(index) &* rowBytes
+            var offset = 0
+            while offset < rowBytes {
+                mlkit_prefetch(row + offset)
+                offset &+= 64
+            }
+            mlkit_prefetch(row + rowBytes - 1)
+        }
+        #endif
     }
 
     /// `W[index_i, :] += scale · value_i · gradient` over a document's non-zero features:
