@@ -250,8 +250,8 @@ struct TrustRegionNewtonTests {
         let objective = IllConditionedQuadratic(count: 100)
         let result = TrustRegionNewton(tolerance: 1e-6, maxIterations: 100)
             .minimize(objective, from: [Float](repeating: 0, count: 100))
-        #expect(result.stop == .converged)
-        #expect(result.gradientNorm <= 1e-6 * result.initialGradientNorm)
+        #expect(result.summary.stop == .converged)
+        #expect(result.summary.gradientNorm <= 1e-6 * result.summary.initialGradientNorm)
         let error = zip(result.solution, objective.minimizer).map { abs(Double($0) - $1) }.max()!
         #expect(error < 1e-4, "largest error \(error)")
     }
@@ -302,8 +302,8 @@ struct SeparableDataTests {
     func logisticConvergence() throws {
         let data = separableProblem(rows: 90, classes: 3, seed: 11)
         let fit = try LogisticRegression(tolerance: 1e-5, maxIterations: 1000, threads: 1).fit(data)
-        #expect(fit.stop == .converged)
-        #expect(fit.gradientNorm <= 1e-5 * fit.initialGradientNorm)
+        #expect(fit.optimization.stop == .converged)
+        #expect(fit.optimization.gradientNorm <= 1e-5 * fit.optimization.initialGradientNorm)
     }
 
     @Test("A linear SVM separates two classes with one problem and its negation")
@@ -377,8 +377,8 @@ struct DeterminismTests {
         let trainer = LogisticRegression(tolerance: 1e-4, threads: 1)
         let cold = try trainer.fit(data)
         let warm = try trainer.fit(data, initial: cold.model)
-        #expect(warm.iterations < cold.iterations)
-        #expect(abs(warm.objective - cold.objective) <= 1e-4 * cold.objective)
+        #expect(warm.optimization.iterations < cold.optimization.iterations)
+        #expect(abs(warm.optimization.value - cold.optimization.value) <= 1e-4 * cold.optimization.value)
     }
 }
 
@@ -549,9 +549,10 @@ struct LinearBenchmarkTests {
                 if let tolerance = environment["MLKIT_LINEAR_LR_TOLERANCE"].flatMap(Double.init) { trainer.tolerance = tolerance }
                 if let iterations = environment["MLKIT_LINEAR_LR_ITERATIONS"].flatMap(Int.init) { trainer.maxIterations = iterations }
                 let fit = try trainer.fit(training)
-                print("  LR: objective \(fit.objective), \(fit.iterations) iterations, \(fit.conjugateGradientSteps) CG steps, "
-                      + "\(fit.evaluations) evaluations, "
-                      + "gradient \(fit.gradientNorm / fit.initialGradientNorm) of initial, \(fit.stop)")
+                let run = fit.optimization
+                print("  LR: objective \(run.value), \(run.iterations) iterations, \(run.conjugateGradientSteps) CG steps, "
+                      + "\(run.evaluations) evaluations, "
+                      + "gradient \(run.gradientNorm / run.initialGradientNorm) of initial, \(run.stop)")
                 return fit.model
             }),
             ("LinearSVM", {

@@ -32,19 +32,9 @@ struct LogisticRegression: Sendable {
     struct Fit: Sendable {
         /// The model.
         let model: LinearModel
-        /// The objective `f(W, b)` at the returned weights.
-        let objective: Double
-        /// Newton iterations.
-        let iterations: Int
-        /// Conjugate-gradient steps, each a Hessian-vector product.
-        let conjugateGradientSteps: Int
-        /// Objective evaluations.
-        let evaluations: Int
-        /// `‖∇f‖₂` at the start and at the end.
-        let initialGradientNorm: Double
-        let gradientNorm: Double
-        /// Why the optimizer stopped.
-        let stop: TrustRegionNewton.Stop
+        /// How the optimization went: the objective `f(W, b)` at the returned weights, the
+        /// iterations, the gradient norms, and why it stopped.
+        let optimization: TrustRegionNewton.Summary
     }
 
     /// Trains a model.
@@ -74,10 +64,7 @@ struct LogisticRegression: Sendable {
         let model = LinearModel(features: problem.matrix.columns, classes: classes,
                                 weights: compaction.expand(Array(result.solution[..<weightCount]), classes: classes),
                                 bias: Array(result.solution[weightCount...]), probability: .softmax(temperature: 1))
-        return Fit(model: model, objective: result.value, iterations: result.iterations,
-                   conjugateGradientSteps: result.conjugateGradientSteps, evaluations: result.evaluations,
-                   initialGradientNorm: result.initialGradientNorm,
-                   gradientNorm: result.gradientNorm, stop: result.stop)
+        return Fit(model: model, optimization: result.summary)
     }
 
     /// The compact parameter vector of a warm start, or zeros.

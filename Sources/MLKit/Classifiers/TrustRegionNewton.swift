@@ -49,9 +49,15 @@ struct TrustRegionNewton: Sendable {
     struct Result: Sendable {
         /// The last point.
         let solution: [Float]
-        /// `f` there.
+        /// How the run went.
+        let summary: Summary
+    }
+
+    /// How a minimization went, without its solution.
+    struct Summary: Sendable {
+        /// `f` at the last point.
         let value: Double
-        /// `‖∇f‖₂` there.
+        /// `‖∇f‖₂` at the last point.
         let gradientNorm: Double
         /// `‖∇f(0)‖₂`.
         let initialGradientNorm: Double
@@ -179,10 +185,10 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
                 if gradientNorm > tolerance * initialNorm { stop = .noProgress; break }
             }
         }
-        return TrustRegionNewton.Result(solution: point.array, value: value, gradientNorm: gradientNorm,
-                                        initialGradientNorm: initialNorm, iterations: iterations,
-                                        conjugateGradientSteps: conjugateGradientSteps, evaluations: evaluations,
-                                        stop: stop)
+        let summary = TrustRegionNewton.Summary(value: value, gradientNorm: gradientNorm, initialGradientNorm: initialNorm,
+                                                iterations: iterations, conjugateGradientSteps: conjugateGradientSteps,
+                                                evaluations: evaluations, stop: stop)
+        return TrustRegionNewton.Result(solution: point.array, summary: summary)
     }
 
     /// Approximately minimizes `q(s) = ∇fᵀs + ½ sᵀ∇²f s` over `‖s‖_M ≤ radius` by conjugate
