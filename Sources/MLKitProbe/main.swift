@@ -176,6 +176,29 @@ row("featurizer (words + bigrams), English", featurizerMBps(bigrams, englishDocu
 row("featurizer (words + script bigrams), Chinese", featurizerMBps(unigrams, chineseDocuments), "MB/s")
 }
 
+if sections.contains("vocabulary") {
+    // Learning a vocabulary (words + bigrams, with their key strings) from a dataset's texts, on
+    // all cores, timed by the wall clock: `MLKitProbe vocabulary datasets/out/X.train.json`.
+    let arguments = CommandLine.arguments
+    guard let position = arguments.firstIndex(of: "vocabulary"), position + 1 < arguments.count else {
+        fatalError("usage: MLKitProbe vocabulary DATASET.json")
+    }
+    let texts = try DatasetReader().read(contentsOf: URL(fileURLWithPath: arguments[position + 1])).examples.map(\.text)
+    let bytes = texts.reduce(0) { $0 + $1.utf8.count }
+    let configuration = FeaturizerConfiguration(maxWordNGram: 2, indexing: .vocabulary(.init()))
+    var best = Double.infinity
+    var dimension = 0
+    for _ in 0..<rounds {
+        let start = Date()
+        dimension = try Featurizer(fitting: texts, configuration: configuration).dimension
+        best = min(best, Date().timeIntervalSince(start))
+    }
+    print(String(format: "\nvocabulary of %d texts (%.1f MB): %d features, words + bigrams, with their terms",
+                 texts.count, Double(bytes) / 1e6, dimension))
+    row("vocabulary learning, all cores, wall clock", best * 1000, "ms")
+    row("  as MB/s", Double(bytes) / best / 1e6, "MB/s")
+}
+
 if wants("json") {
     // 50 MB JSON arrays of {"text", "label"} records made from the English corpus, read by
     // mlkit's dataset reader and, as the peer, by Foundation's JSONDecoder: one-line records

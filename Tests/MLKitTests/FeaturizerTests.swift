@@ -75,6 +75,43 @@ struct FeatureHashAgreementTests {
         }
     }
 
+    @Test("The key walker's own hashes are FNV-1a of its keys", arguments: configurations)
+    func keyHashes(configuration: FeaturizerConfiguration) throws {
+        let featurizer = Featurizer(configuration: configuration, vocabulary: nil, inverseDocumentFrequency: nil)
+        var scratch = FeatureKeyScratch()
+        for text in Self.texts {
+            var pairs: [(UInt64, UInt64)] = []
+            Tokenizer.withUTF8(text) { bytes in
+                featurizer.forEachFeatureKey(in: bytes, scratch: &scratch) { hash, key in
+                    pairs.append((hash, FeatureHash.of(key)))
+                    return true
+                }
+            }
+            #expect(pairs.allSatisfy { $0.0 == $0.1 }, "\(text)")
+            #expect(pairs.count == featurizer.featureKeys(for: text).count)
+        }
+    }
+
+    @Test("Vocabulary terms are recovered for every kind of feature, on any thread count",
+          arguments: configurations)
+    func recoveredTerms(configuration: FeaturizerConfiguration) throws {
+        var configuration = configuration
+        configuration.indexing = .vocabulary(.init())
+        let texts = Self.texts + Self.texts.reversed().map { $0.uppercased() }
+        let expected = Set(texts.flatMap { Featurizer(configuration: configuration, vocabulary: nil,
+                                                      inverseDocumentFrequency: nil).featureKeys(for: $0) })
+        var previous: [String]?
+        for threads in [1, 2, 3, 7] {
+            let featurizer = try Featurizer(fitting: texts, configuration: configuration, recoveringTerms: true,
+                                            threads: threads)
+            let terms = try #require(featurizer.vocabularyTerms)
+            #expect(Set(terms) == expected)
+            #expect(terms.count == expected.count)
+            if let previous { #expect(terms == previous) }
+            previous = terms
+        }
+    }
+
     @Test("Batch featurization equals one text at a time, on any thread count")
     func batch() throws {
         let featurizer = try Featurizer(configuration: .init(maxWordNGram: 2))

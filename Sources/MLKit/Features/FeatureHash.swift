@@ -41,6 +41,14 @@ struct FeatureHash: Hashable {
         return hash.value
     }
 
+    /// The hash of a key's UTF-8 bytes.
+    @inline(__always)
+    static func of(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash = FeatureHash()
+        for byte in key { hash.combine(byte) }
+        return hash.value
+    }
+
     /// The bucket of a hash in a table of `2^bits` buckets.
     @inline(__always)
     static func bucket(_ hash: UInt64, bits: Int) -> Int {

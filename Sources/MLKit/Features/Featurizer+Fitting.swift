@@ -1,69 +1,110 @@
 import Foundation
 
 extension Featurizer {
-    /// How often each feature occurs in the training texts, and in how many of them: an
-    /// open-addressing table keyed by the feature hash (already well mixed, being FNV-1a), at most
-    /// half full. A document is counted once per feature by remembering the last row that
-    /// counted it, so a document's hashes need no sorting.
+    /// How often each feature occurs in the training texts, in how many of them, and the first
+    /// of them: one entry per feature, sorted by hash.
+    ///
+    /// Occurrences are collected as (hash, row) pairs, row after row, and sorted by hash with a
+    /// stable radix sort, so each feature's occurrences end up side by side, their rows in
+    /// order: the run's length is the count, its distinct rows the documents, its first row the
+    /// first. Sorting streams through memory, where a hash table of a million features would
+    /// miss the cache on every occurrence.
     fileprivate struct FeatureStatistics {
-        /// One feature's entry; `row` is -1 in an empty slot.
+        /// One feature's figures.
         struct Entry {
-            var hash: UInt64 = 0
-            var count: Int32 = 0
-            var documents: Int32 = 0
-            var row: Int32 = -1
+            var hash: UInt64
+            var count: Int32
+            var documents: Int32
+            /// The first row that has it, where its key is recovered from.
+            var first: Int32
         }
 
-        private(set) var entries = [Entry](repeating: Entry(), count: 1 << 12)
-        private(set) var used = 0
+        /// One occurrence of a feature.
+        struct Occurrence {
+            var hash: UInt64
+            var row: Int32
+        }
 
-        /// Counts one occurrence of `hash` in document `row`.
+        /// The features, sorted by hash.
+        private(set) var entries: [Entry] = []
+
+        /// Pending occurrences, in row order; counted into `entries` when enough accumulate.
+        private var occurrences: [Occurrence] = []
+        private var scratch: [Occurrence] = []
+        /// The occurrences counted at a time: 16 MB of them, and as much scratch.
+        private static let batch = 1 << 20
+
+        /// Adds one occurrence of `hash` in `row`. Rows must come in increasing order.
+        @inline(__always)
         mutating func add(_ hash: UInt64, row: Int32) {
-            let slot = find(hash)
-            if entries[slot].row == -1 {
-                insert(Entry(hash: hash, count: 1, documents: 1, row: row), at: slot)
-            } else {
-                entries[slot].count += 1
-                if entries[slot].row != row {
-                    entries[slot].documents += 1
-                    entries[slot].row = row
-                }
-            }
+            occurrences.append(Occurrence(hash: hash, row: row))
         }
 
-        /// Adds the counts of `other`, which counted other rows.
+        /// Counts the pending occurrences once a batch has accumulated. Call between rows only,
+        /// so that a row's occurrences are counted together.
+        mutating func endRow() {
+            if occurrences.count >= Self.batch { flush() }
+        }
+
+        /// Counts the pending occurrences into `entries`.
+        mutating func flush() {
+            guard !occurrences.isEmpty else { return }
+            if scratch.count < occurrences.count { scratch = occurrences }
+            occurrences.withUnsafeMutableBufferPointer { pending in
+                scratch.withUnsafeMutableBufferPointer { scratch in
+                    Sorting.sortStably(pending, scratch: scratch) { $0.hash }
+                }
+            }
+            var counted: [Entry] = []
+            var position = 0
+            while position < occurrences.count {
+                let first = occurrences[position]
+                var entry = Entry(hash: first.hash, count: 1, documents: 1, first: first.row)
+                var row = first.row
+                position += 1
+                while position < occurrences.count && occurrences[position].hash == entry.hash {
+                    entry.count += 1
+                    if occurrences[position].row != row {
+                        row = occurrences[position].row
+                        entry.documents += 1
+                    }
+                    position += 1
+                }
+                counted.append(entry)
+            }
+            occurrences.removeAll(keepingCapacity: true)
+            entries = entries.isEmpty ? counted : Self.merge(entries, counted)
+        }
+
+        /// Adds the counts of `other`, which counted later rows.
         mutating func merge(_ other: FeatureStatistics) {
-            for entry in other.entries where entry.row != -1 {
-                let slot = find(entry.hash)
-                if entries[slot].row == -1 {
-                    insert(entry, at: slot)
+            entries = Self.merge(entries, other.entries)
+        }
+
+        /// The union of two sorted lists, adding the figures of a feature in both; `later`
+        /// counted later rows.
+        private static func merge(_ earlier: [Entry], _ later: [Entry]) -> [Entry] {
+            var merged: [Entry] = []
+            merged.reserveCapacity(max(earlier.count, later.count))
+            var (left, right) = (0, 0)
+            while left < earlier.count && right < later.count {
+                let (a, b) = (earlier[left], later[right])
+                if a.hash < b.hash {
+                    merged.append(a)
+                    left += 1
+                } else if b.hash < a.hash {
+                    merged.append(b)
+                    right += 1
                 } else {
-                    entries[slot].count += entry.count
-                    entries[slot].documents += entry.documents
+                    merged.append(Entry(hash: a.hash, count: a.count + b.count, documents: a.documents + b.documents,
+                                        first: a.first))
+                    left += 1
+                    right += 1
                 }
             }
-        }
-
-        /// Fills the empty `slot`, growing the table past half full.
-        private mutating func insert(_ entry: Entry, at slot: Int) {
-            entries[slot] = entry
-            used += 1
-            if used * 2 > entries.count { grow() }
-        }
-
-        /// The slot of `hash`, or the empty slot where it would go.
-        private func find(_ hash: UInt64) -> Int {
-            let mask = entries.count - 1
-            var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
-            while entries[slot].row != -1 && entries[slot].hash != hash { slot = (slot + 1) & mask }
-            return slot
-        }
-
-        /// Doubles the table and places every entry again.
-        private mutating func grow() {
-            let old = entries
-            entries = [Entry](repeating: Entry(), count: old.count * 2)
-            for entry in old where entry.row != -1 { entries[find(entry.hash)] = entry }
+            merged.append(contentsOf: earlier[left...])
+            merged.append(contentsOf: later[right...])
+            return merged
         }
     }
 
@@ -82,43 +123,95 @@ extension Featurizer {
                 Tokenizer.withUTF8(texts[row]) { bytes in
                     hasher.forEachFeatureHash(in: bytes, scratch: &scratch) { statistics.add($0, row: Int32(row)) }
                 }
+                statistics.endRow()
             }
+            statistics.flush()
             return statistics
         }
         var statistics = parts[0]
         for part in parts.dropFirst() { statistics.merge(part) }
         let maxDocuments = pruning.maxDocumentFrequency.map { Int(($0 * Double(texts.count)).rounded(.down)) } ?? Int.max
-        var kept: [(hash: UInt64, count: Int)] = []
-        for entry in statistics.entries where entry.row != -1 && Int(entry.count) >= pruning.minCount
-            && Int(entry.documents) <= maxDocuments {
-            kept.append((entry.hash, Int(entry.count)))
+        var kept = statistics.entries.filter { Int($0.count) >= pruning.minCount && Int($0.documents) <= maxDocuments }
+        // By count, most frequent first; the entries are sorted by hash, and the sort is stable.
+        var scratch = kept
+        kept.withUnsafeMutableBufferPointer { kept in
+            scratch.withUnsafeMutableBufferPointer { scratch in
+                Sorting.sortStably(kept, scratch: scratch) { UInt64(UInt32(Int32.max - $0.count)) }
+            }
         }
-        kept.sort { $0.count != $1.count ? $0.count > $1.count : $0.hash < $1.hash }
         if let maxSize = pruning.maxSize, kept.count > maxSize { kept.removeLast(kept.count - maxSize) }
         guard !kept.isEmpty else {
             throw MLKitError(.invalidDataset, "vocabulary pruning (min count \(pruning.minCount)) left no features")
         }
         let keptHashes = kept.map(\.hash)
-        let terms = recoveringTerms ? hasher.recoverKeys(of: keptHashes, from: texts, threads: threadCount) : nil
+        let terms = recoveringTerms
+            ? hasher.recoverKeys(of: keptHashes, firstRows: kept.map(\.first), from: texts, threads: threadCount) : nil
         return Vocabulary(terms: terms, hashes: keptHashes)
     }
 
-    /// Finds the key string of each hash by walking the texts with the reference path, each
-    /// thread over its own contiguous share; a key found by several threads is the same string.
-    private func recoverKeys(of hashes: [UInt64], from texts: [String], threads: Int) -> [String] {
-        let wanted = Set(hashes)
-        let parts = Parallel.map(texts.count, threads: threads) { rows in
-            var missing = wanted
-            var keys: [UInt64: String] = [:]
-            for row in rows where !missing.isEmpty {
-                for key in featureKeys(for: texts[row]) {
-                    let hash = FeatureHash.of(key)
-                    if missing.remove(hash) != nil { keys[hash] = key }
+    /// Finds the key of each hash in the text where counting first met it (`firstRows`): only
+    /// those texts are walked, each key is built once, and the result depends neither on the
+    /// thread count nor on which thread finds what.
+    private func recoverKeys(of hashes: [UInt64], firstRows: [Int32], from texts: [String], threads: Int) -> [String] {
+        // The features first met in `row` are wanted[rowStarts[row]..<rowStarts[row + 1]].
+        let (rowStarts, wanted) = { () -> ([Int], [(hash: UInt64, index: Int32)]) in
+            var rowStarts = [Int](repeating: 0, count: texts.count + 1)
+            for row in firstRows { rowStarts[Int(row) + 1] += 1 }
+            for row in texts.indices { rowStarts[row + 1] += rowStarts[row] }
+            var wanted = [(hash: UInt64, index: Int32)](repeating: (0, 0), count: hashes.count)
+            var next = rowStarts
+            for (index, row) in firstRows.enumerated() {
+                wanted[next[Int(row)]] = (hashes[index], Int32(index))
+                next[Int(row)] += 1
+            }
+            return (rowStarts, wanted)
+        }()
+        // Rows are dealt out in turn: the early rows hold most first occurrences, so contiguous
+        // shares would leave one thread with most of the work.
+        let threads = max(1, min(threads, texts.count))
+        let parts = Parallel.map(threads, threads: threads) { shares in
+            let rows = shares.flatMap { stride(from: $0, to: texts.count, by: threads) }
+            var found: [(index: Int32, key: String)] = []
+            var scratch = FeatureKeyScratch()
+            // The row's wanted features in a small open-addressing table, at most a quarter
+            // full, so that most keys, not wanted, are turned away by one empty slot.
+            var table: [(hash: UInt64, index: Int32)] = []
+            for row in rows where rowStarts[row] < rowStarts[row + 1] {
+                let count = rowStarts[row + 1] - rowStarts[row]
+                var capacity = 16
+                while capacity < 4 * count { capacity *= 2 }
+                let mask = capacity - 1
+                table.removeAll(keepingCapacity: true)
+                table.append(contentsOf: repeatElement((hash: UInt64(0), index: Int32(-1)), count: capacity))
+                for feature in wanted[rowStarts[row]..<rowStarts[row + 1]] {
+                    var slot = Int(truncatingIfNeeded: feature.hash) & mask
+                    while table[slot].index >= 0 { slot = (slot + 1) & mask }
+                    table[slot] = feature
+                }
+                var remaining = count
+                Tokenizer.withUTF8(texts[row]) { bytes in
+                    forEachFeatureKey(in: bytes, scratch: &scratch) { hash, key in
+                        var slot = Int(truncatingIfNeeded: hash) & mask
+                        while table[slot].index >= 0 {
+                            if table[slot].hash == hash {
+                                found.append((table[slot].index, String(decoding: key, as: UTF8.self)))
+                                table[slot].hash = ~hash  // found: never again
+                                remaining -= 1
+                                return remaining > 0
+                            }
+                            slot = (slot + 1) & mask
+                        }
+                        return true
+                    }
                 }
             }
-            return keys
+            return found
         }
-        return hashes.map { hash in parts.lazy.compactMap { $0[hash] }.first ?? "" }
+        var keys = [String](repeating: "", count: hashes.count)
+        for part in parts {
+            for (index, key) in part { keys[Int(index)] = key }
+        }
+        return keys
     }
 
     /// The smoothed inverse document frequency of each index: `ln((1 + n) / (1 + df)) + 1`,

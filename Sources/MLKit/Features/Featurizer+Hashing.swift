@@ -3,8 +3,8 @@ extension Featurizer {
     ///
     /// Every n-gram order is hashed at once while the token's normalized bytes stream by:
     /// the hash of `"a b"` continues from the hash of `"a"`, so no string is ever built.
-    /// ``featureKeys(for:)`` is the same computation written plainly, and the tests check that
-    /// the two agree. Inlined, so that `body` and the per-token work run inside the word
+    /// ``forEachFeatureKey(in:scratch:_:)`` builds the keys themselves, and the tests check that
+    /// their hashes agree. Inlined, so that `body` and the per-token work run inside the word
     /// scanner's loop rather than as a call per token.
     @inline(__always)
     func forEachFeatureHash(in bytes: UnsafeBufferPointer<UInt8>, scratch: inout FeatureScratch,
@@ -159,45 +159,129 @@ extension Featurizer {
         }
     }
 
-    /// The key of every feature of `text`, built as strings: the reference for
-    /// ``forEachFeatureHash(in:scratch:_:)`` and the source of vocabulary terms.
-    /// - Parameter text: The text.
-    /// - Returns: One key per feature occurrence (`love`, `i love`, `北京`, `#<lo`).
-    func featureKeys(for text: String) -> [String] {
-        let tokenizer = configuration.tokenizer
-        var words: [(text: String, kind: Token.Kind, range: Range<Int>)] = []
-        Tokenizer.withUTF8(text) { bytes in
-            tokenizer.enumerateTokens(inUTF8: bytes) { token in
-                var normalized: [UInt8] = []
-                tokenizer.normalization.forEachNormalizedByte(of: UnsafeBufferPointer(rebasing: bytes[token.range])) {
-                    normalized.append($0)
+    /// Calls `body` with the hash and the key of every feature of `bytes`, in the order of
+    /// ``forEachFeatureHash(in:scratch:_:)``, until it returns `false`: the source of vocabulary
+    /// terms, and the reference that the tests check the fast path against.
+    ///
+    /// The normalized tokens go into `scratch` one after another, each followed by a space, so
+    /// the key of a word n-gram is one slice of it and no string is built; `body` decides which
+    /// keys it keeps. The buffer it gets is valid only during the call. A key's hash continues
+    /// from the hash of the n-gram one shorter, as in the fast path.
+    @inline(__always)
+    func forEachFeatureKey(in bytes: UnsafeBufferPointer<UInt8>, scratch: inout FeatureKeyScratch,
+                           _ body: (_ hash: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> Bool) {
+        let configuration = self.configuration
+        let normalization = configuration.tokenizer.normalization
+        let maxN = configuration.maxWordNGram
+        scratch.text.removeAll(keepingCapacity: true)
+        scratch.tokens.removeAll(keepingCapacity: true)
+        scratch.hashes.removeAll(keepingCapacity: true)
+        scratch.text.reserveCapacity(2 * bytes.count + 16)
+        var going = true
+        Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
+            guard going else { return }
+            let start = scratch.text.count
+            let position = scratch.tokens.count
+            var word = FeatureHash()
+            normalization.forEachNormalizedByte(of: UnsafeBufferPointer(rebasing: bytes[token.range])) { byte in
+                scratch.text.append(byte)
+                word.combine(byte)
+            }
+            let end = scratch.text.count
+            scratch.text.append(0x20)
+            scratch.tokens.append(FeatureKeyScratch.Word(start: start, end: end, kind: token.kind, source: token.range))
+            // hashes[first + k]: the (k+1)-gram ending at this token, which continues from the
+            // k-gram ending at the previous one.
+            let first = scratch.hashes.count
+            let grams = min(maxN, position + 1)
+            scratch.hashes.append(word.value)
+            for order in 1..<grams {
+                var hash = FeatureHash(continuing: scratch.hashes[first - maxN + order - 1])
+                hash.combine(0x20)
+                for byte in scratch.text[start..<end] { hash.combine(byte) }
+                scratch.hashes.append(hash.value)
+            }
+            for _ in grams..<maxN { scratch.hashes.append(0) }
+            scratch.text.withUnsafeBufferPointer { text in
+                // The word, then the n-grams ending with it: their keys run from an earlier
+                // token's start to this token's end, spaces included.
+                for order in 0..<grams where going {
+                    going = body(scratch.hashes[first + order],
+                                 UnsafeBufferPointer(rebasing: text[scratch.tokens[position - order].start..<end]))
                 }
-                words.append((String(decoding: normalized, as: UTF8.self), token.kind, token.range))
             }
-        }
-        var keys: [String] = []
-        for (position, word) in words.enumerated() {
-            keys.append(word.text)
-            if position > 0 {
-                for order in 2...max(2, configuration.maxWordNGram) where order <= configuration.maxWordNGram && position + 1 >= order {
-                    keys.append(words[(position + 1 - order)...position].map(\.text).joined(separator: " "))
+            if going, configuration.scriptBigrams, position > 0, token.kind == .ideographic {
+                let before = scratch.tokens[position - 1]
+                if before.kind == .ideographic && before.source.upperBound == token.range.lowerBound {
+                    scratch.key.removeAll(keepingCapacity: true)
+                    scratch.key.append(contentsOf: scratch.text[before.start..<before.end])
+                    scratch.key.append(contentsOf: scratch.text[start..<end])
+                    var hash = FeatureHash(continuing: scratch.hashes[maxN * (position - 1)])
+                    for byte in scratch.text[start..<end] { hash.combine(byte) }
+                    going = scratch.key.withUnsafeBufferPointer { body(hash.value, $0) }
                 }
             }
-            if configuration.scriptBigrams, position > 0, word.kind == .ideographic,
-               words[position - 1].kind == .ideographic, words[position - 1].range.upperBound == word.range.lowerBound {
-                keys.append(words[position - 1].text + word.text)
-            }
-            if let lengths = configuration.characterNGrams, word.kind == .word || word.kind == .number {
-                let scalars = Array(("<" + word.text + ">").unicodeScalars)
-                for length in lengths where length <= scalars.count {
-                    for start in 0...(scalars.count - length) {
-                        var key = "#"
-                        key.unicodeScalars.append(contentsOf: scalars[start..<(start + length)])
-                        keys.append(key)
+            if going, let lengths = configuration.characterNGrams, token.kind == .word || token.kind == .number {
+                // `#`, then n scalars of `<token>`.
+                scratch.padded.removeAll(keepingCapacity: true)
+                scratch.padded.append(UInt8(ascii: "<"))
+                scratch.padded.append(contentsOf: scratch.text[start..<end])
+                scratch.padded.append(UInt8(ascii: ">"))
+                scratch.scalarStarts.removeAll(keepingCapacity: true)
+                for (offset, byte) in scratch.padded.enumerated() where byte & 0xC0 != 0x80 {
+                    scratch.scalarStarts.append(offset)
+                }
+                let scalarCount = scratch.scalarStarts.count
+                scratch.scalarStarts.append(scratch.padded.count)
+                for length in lengths where length <= scalarCount {
+                    for first in 0...(scalarCount - length) where going {
+                        scratch.key.removeAll(keepingCapacity: true)
+                        scratch.key.append(UInt8(ascii: "#"))
+                        scratch.key.append(contentsOf: scratch.padded[scratch.scalarStarts[first]..<scratch.scalarStarts[first + length]])
+                        going = scratch.key.withUnsafeBufferPointer { body(FeatureHash.of($0), $0) }
                     }
                 }
             }
         }
+    }
+
+    /// The key of every feature of `text`, as strings (`love`, `i love`, `北京`, `#<lo`), one
+    /// per occurrence, in the order of ``forEachFeatureKey(in:scratch:_:)``.
+    func featureKeys(for text: String) -> [String] {
+        var keys: [String] = []
+        var scratch = FeatureKeyScratch()
+        Tokenizer.withUTF8(text) { bytes in
+            forEachFeatureKey(in: bytes, scratch: &scratch) { _, key in
+                keys.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+        }
         return keys
     }
+}
+
+/// Scratch storage for ``Featurizer/forEachFeatureKey(in:scratch:_:)``, reused across texts.
+struct FeatureKeyScratch {
+    /// One token of the text.
+    struct Word {
+        /// Where its normalized bytes start and end in ``text``.
+        var start: Int
+        var end: Int
+        var kind: Token.Kind
+        /// Its byte range in the source text, to tell adjacent characters apart.
+        var source: Range<Int>
+    }
+
+    /// The normalized tokens so far, each followed by one space.
+    var text: [UInt8] = []
+    /// The tokens so far.
+    var tokens: [Word] = []
+    /// `maxWordNGram` hashes per token: of the word, then of each longer n-gram ending with it.
+    var hashes: [UInt64] = []
+    /// A key that is not one slice of ``text``: a script bigram or a character n-gram.
+    var key: [UInt8] = []
+    /// A token padded as `<token>`, for character n-grams.
+    var padded: [UInt8] = []
+    /// Offsets of the scalars in ``padded``.
+    var scalarStarts: [Int] = []
 }
