@@ -190,8 +190,19 @@ private final class LaneState {
         let positiveDiagonal = positiveDiagonal.base, negativeDiagonal = negativeDiagonal.base
         let margins = margins.base, steps = steps.base, activeLanes = activeLanes.base
         let biasRow = weights + features * lanes
+        // Weights far larger than the cache: fetch the next row's weight rows while this row is
+        // worked on, so that their misses overlap with the work instead of following it.
+        let prefetches = features * lanes >= LinearModel.prefetchThreshold
         for position in 0..<rows {
             let row = Int(order.base[position])
+            if prefetches && position + 2 < rows {
+                let next = Int(order.base[position + 2])
+                let nextStart = rowPointers.starts[next]
+                SparseKernels.prefetchRows(
+                    indices: UnsafeBufferPointer(start: rowPointers.indices + nextStart,
+                                                 count: rowPointers.starts[next + 1] - nextStart),
+                    weights: weights, classes: lanes)
+            }
             guard activeLanes[row] > 0 else { continue }
             let start = rowPointers.starts[row], end = rowPointers.starts[row + 1]
             let indices = UnsafeBufferPointer(start: rowPointers.indices + start, count: end - start)
