@@ -26,9 +26,14 @@ struct MultinomialNaiveBayes: Sendable {
     /// - Throws: ``MLKitError`` with code `invalidParameter` for a non-positive `smoothing` or a
     ///   negative feature value.
     func train(_ problem: TrainingProblem, validation: TrainingProblem? = nil) throws -> LinearModel {
+        try train(NaiveBayesCounts(problem), validation: validation)
+    }
+
+    /// Returns the model of counts already taken, which several smoothings can share.
+    /// - Throws: As ``train(_:validation:)``.
+    func train(_ counts: NaiveBayesCounts, validation: TrainingProblem? = nil) throws -> LinearModel {
         try NaiveBayesCounts.checkSmoothing(smoothing)
-        let counts = try NaiveBayesCounts(problem)
-        let columns = Double(counts.compaction.fullColumns), classes = problem.classCount
+        let columns = Double(counts.compaction.fullColumns), classes = counts.classTotals.count
         let smoothing = self.smoothing, logSmoothing = log(smoothing)
         let denominators = (0..<classes).map { log(counts.classTotals[$0] + smoothing * columns) }
         // Most (feature, class) counts are zero: their logarithm is log α, computed once.
@@ -83,9 +88,14 @@ struct ComplementNaiveBayes: Sendable {
     /// - Throws: ``MLKitError`` with code `invalidParameter` for a non-positive `smoothing` or a
     ///   negative feature value.
     func train(_ problem: TrainingProblem, validation: TrainingProblem? = nil) throws -> LinearModel {
+        try train(NaiveBayesCounts(problem), validation: validation)
+    }
+
+    /// Returns the model of counts already taken, which several smoothings can share.
+    /// - Throws: As ``train(_:validation:)``.
+    func train(_ counts: NaiveBayesCounts, validation: TrainingProblem? = nil) throws -> LinearModel {
         try NaiveBayesCounts.checkSmoothing(smoothing)
-        let counts = try NaiveBayesCounts(problem)
-        let classes = problem.classCount
+        let classes = counts.classTotals.count
         let columns = Double(counts.compaction.fullColumns)
         let smoothing = self.smoothing, sign: Float = normalizesWeights ? 1 : -1
         let complementTotals = counts.classTotals.map { counts.grandTotal - $0 + smoothing * columns }

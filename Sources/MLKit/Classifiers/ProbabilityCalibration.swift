@@ -97,39 +97,54 @@ enum ProbabilityCalibration {
     ///
     /// With `β = 1/T`, `NLL(β) = Σᵢ logsumexp(β sᵢ) − β sᵢ,yᵢ` is convex, and its derivative
     /// `Σᵢ E_{softmax(β sᵢ)}[sᵢ] − sᵢ,yᵢ` increases with `β`; the root is bracketed by doubling
-    /// and found by 60 bisections. Scores that predict worse than chance give `β = 0`, returned as
-    /// `T = 10⁶` (uniform probabilities); perfectly separated scores give `β ≥ 2³⁰`.
+    /// and found by Newton's method on the derivative (the second derivative is the sum of the
+    /// scores' variances), falling back to bisection whenever a step would leave the bracket:
+    /// about ten passes over the scores, where bisection to the same precision took sixty.
+    /// Scores that predict worse than chance give `β = 0`, returned as `T = 10⁶` (uniform
+    /// probabilities); perfectly separated scores give `β = 2³⁰`.
     static func fitTemperature(scores: [Float], labels: [Int32], classes: Int) -> Float {
         guard !labels.isEmpty, classes > 1 else { return 1 }
-        if temperatureSlope(scores, labels, classes, 0) >= 0 { return 1e6 }
+        if temperatureSlope(scores, labels, classes, 0).slope >= 0 { return 1e6 }
         var low = 0.0, high = 1.0
-        while temperatureSlope(scores, labels, classes, high) < 0 && high < 0x1p30 {
+        while temperatureSlope(scores, labels, classes, high).slope < 0 {
+            guard high < 0x1p30 else { return Float(1 / high) }
             low = high
             high *= 2
         }
-        for _ in 0..<60 {
-            let middle = (low + high) / 2
-            if temperatureSlope(scores, labels, classes, middle) < 0 { low = middle } else { high = middle }
+        var beta = (low + high) / 2
+        for _ in 0..<100 {
+            let (slope, curvature) = temperatureSlope(scores, labels, classes, beta)
+            if slope < 0 { low = beta } else { high = beta }
+            var next = beta - slope / curvature
+            if !(next > low && next < high) { next = (low + high) / 2 }
+            let converged = abs(next - beta) <= 1e-12 * beta || high - low <= 1e-12 * high
+            beta = next
+            if converged { break }
         }
-        return Float(1 / ((low + high) / 2))
+        return Float(1 / beta)
     }
 
-    /// `d NLL / dβ = Σᵢ (E_{softmax(β sᵢ)}[sᵢ] − sᵢ,yᵢ)`.
-    private static func temperatureSlope(_ scores: [Float], _ labels: [Int32], _ classes: Int, _ beta: Double) -> Double {
-        var total = 0.0
+    /// `d NLL / dβ = Σᵢ (E_{softmax(β sᵢ)}[sᵢ] − sᵢ,yᵢ)` and `d² NLL / dβ² = Σᵢ Var_{softmax(β sᵢ)}[sᵢ]`.
+    private static func temperatureSlope(_ scores: [Float], _ labels: [Int32], _ classes: Int,
+                                         _ beta: Double) -> (slope: Double, curvature: Double) {
+        var total = 0.0, curvature = 0.0
         for row in labels.indices {
             let base = row * classes
             var largest = -Double.infinity
             for lane in 0..<classes { largest = max(largest, beta * Double(scores[base + lane])) }
-            var weightSum = 0.0, expected = 0.0
+            var weightSum = 0.0, expected = 0.0, expectedSquare = 0.0
             for lane in 0..<classes {
-                let weight = exp(beta * Double(scores[base + lane]) - largest)
+                let score = Double(scores[base + lane])
+                let weight = exp(beta * score - largest)
                 weightSum += weight
-                expected += weight * Double(scores[base + lane])
+                expected += weight * score
+                expectedSquare += weight * score * score
             }
-            total += expected / weightSum - Double(scores[base + Int(labels[row])])
+            let mean = expected / weightSum
+            total += mean - Double(scores[base + Int(labels[row])])
+            curvature += max(0, expectedSquare / weightSum - mean * mean)
         }
-        return total
+        return (total, curvature)
     }
 
     /// `model` with its softmax temperature fitted on `validation`, or unchanged without one.

@@ -45,10 +45,9 @@ extension TextClassifier {
         let seconds = (clock.now - start).seconds
         let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
                                       examples: everything.count, seconds: seconds, date: Date())
-        let trained = TextClassifier(labels: plan.labels, featurizer: final.featurizer, model: final.model,
-                                     metadata: ModelMetadata(), trainingSummary: summary, trainingMetrics: nil,
-                                     validationMetrics: results.first?.metrics, formatVersion: nil)
-        self = trained.with(trainingMetrics: trained.evaluation(on: TextDataset(everything)))
+        self = TextClassifier(labels: plan.labels, featurizer: final.featurizer, model: final.model,
+                              metadata: ModelMetadata(), trainingSummary: summary, trainingMetrics: final.metrics,
+                              validationMetrics: results.first?.metrics, formatVersion: nil)
     }
 
     /// Metrics of this classifier on labelled examples.
@@ -66,12 +65,6 @@ extension TextClassifier {
             }
         }.flatMap { $0 }
         return ClassificationMetrics(labels: allLabels, actual: examples.map { index[$0.label]! }, ranked: rankings)
-    }
-
-    func with(trainingMetrics: ClassificationMetrics?) -> TextClassifier {
-        TextClassifier(labels: labels, featurizer: featurizer, model: model, metadata: metadata,
-                       trainingSummary: trainingSummary, trainingMetrics: trainingMetrics,
-                       validationMetrics: validationMetrics, formatVersion: formatVersion)
     }
 
     func with(metadata: ModelMetadata) -> TextClassifier {

@@ -185,8 +185,23 @@ public struct TextClassifier: Sendable {
 
     /// Indices of the `maximumCount` largest values, largest first (ties: lower index first).
     static func ranking(_ values: UnsafeMutableBufferPointer<Float>, _ maximumCount: Int) -> [Int] {
-        Array(values.indices.sorted { values[$0] != values[$1] ? values[$0] > values[$1] : $0 < $1 }
-            .prefix(max(0, maximumCount)))
+        // A partial insertion sort: the best `maximumCount` so far, in order. Ties keep the
+        // lower index first, as a stable sort would.
+        let kept = min(max(0, maximumCount), values.count)
+        var best: [Int] = []
+        best.reserveCapacity(kept)
+        guard kept > 0 else { return best }
+        for index in values.indices {
+            let value = values[index]
+            if best.count == kept {
+                guard value > values[best[kept - 1]] else { continue }
+                best.removeLast()
+            }
+            var position = best.count
+            while position > 0 && value > values[best[position - 1]] { position -= 1 }
+            best.insert(index, at: position)
+        }
+        return best
     }
 }
 
@@ -201,6 +216,30 @@ enum ClassifierModel: Sendable {
     var calibration: LinearModel.ProbabilityMapping? {
         if case .linear(let model) = self { return model.probability }
         return nil
+    }
+
+    /// The `maximumCount` most likely classes of every row of `matrix`, featurized texts, most
+    /// likely first; on `threads` threads (0: all cores), with the same result on any count.
+    func rankings(for matrix: SparseMatrix, maximumCount: Int, classes: Int, threads: Int) -> [[Int]] {
+        let model = self
+        return Parallel.map(matrix.rows, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
+            var rankings: [[Int]] = []
+            rankings.reserveCapacity(rows.count)
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: classes) { output in
+                matrix.forEachRow(in: rows) { _, indices, values in
+                    switch model {
+                    case .linear(let model):
+                        model.scores(indices: indices, values: values, into: output)
+                        model.probabilities(fromScores: output)
+                    case .embedding(let model):
+                        model.scores(indices: indices, values: values, into: output)
+                        model.probabilities(fromScores: output)
+                    }
+                    rankings.append(TextClassifier.ranking(output, maximumCount))
+                }
+            }
+            return rankings
+        }.flatMap { $0 }
     }
 
     /// Writes the probability of each class for one featurized text into `output`.

@@ -159,6 +159,8 @@ struct TrainingPlan {
         var counted: [FeaturizerConfiguration: (featurizer: Featurizer, train: SparseMatrix, validation: SparseMatrix,
                                                  seconds: Double)] = [:]
         var prepared: [FeaturizerConfiguration: (train: TrainingProblem, validation: TrainingProblem, seconds: Double)] = [:]
+        // Naive Bayes candidates on the same features share their class counts.
+        var naiveBayesCounts: [FeaturizerConfiguration: NaiveBayesCounts] = [:]
         for (order, candidate) in candidates.enumerated() {
             if !results.isEmpty && (clock.now - start).seconds > budget { break }
             let fraction = Double(order) / Double(candidates.count + 1)
@@ -182,7 +184,12 @@ struct TrainingPlan {
             let (trainProblem, validationProblem, featureSeconds) = prepared[features]!
             report("training \(candidate.label)", fraction)
             let candidateStart = clock.now
-            let model = try trainModel(candidate, trainProblem, validation: validationProblem)
+            var counts: NaiveBayesCounts?
+            if candidate.algorithm == .naiveBayes || candidate.algorithm == .complementNaiveBayes {
+                counts = try naiveBayesCounts[features] ?? NaiveBayesCounts(trainProblem)
+                naiveBayesCounts[features] = counts
+            }
+            let model = try trainModel(candidate, trainProblem, validation: validationProblem, naiveBayesCounts: counts)
             let metrics = ClassificationMetrics(labels: labels, actual: validationProblem.labels.map(Int.init),
                                                 ranked: rankings(of: model, on: validationProblem.matrix))
             results.append(CandidateResult(candidate: candidate, metrics: metrics,
@@ -206,8 +213,9 @@ struct TrainingPlan {
     }
 
     /// Fits the featurizer and the model of `candidate` on `examples`.
-    func fit(_ candidate: Candidate, on examples: [LabeledText],
-             calibration: LinearModel.ProbabilityMapping?) throws -> (featurizer: Featurizer, model: ClassifierModel) {
+    /// - Returns: The featurizer, the model, and the metrics of the model on `examples`.
+    func fit(_ candidate: Candidate, on examples: [LabeledText], calibration: LinearModel.ProbabilityMapping?)
+        throws -> (featurizer: Featurizer, model: ClassifierModel, metrics: ClassificationMetrics) {
         report("refitting \(candidate.label) on \(examples.count) examples", 0.95)
         // As in `evaluate`: tokenize once into counts, then weight them.
         let known = knownExamples(examples)
@@ -217,33 +225,44 @@ struct TrainingPlan {
         let featurizer = counting.reweighted(as: candidate.features, trainingCounts: counts)
         let problem = problem(known, matrix: featurizer.weighting(counts))
         defer { report("done", 1) }
-        let model = try trainModel(candidate, problem, validation: nil, calibration: calibration)
-        if let calibration, case .linear(let linear) = model { return (featurizer, .linear(linear.with(probability: calibration))) }
-        return (featurizer, model)
+        var model = try trainModel(candidate, problem, validation: nil, calibration: calibration)
+        if let calibration, case .linear(let linear) = model { model = .linear(linear.with(probability: calibration)) }
+        // The training metrics, from the features at hand: the same values as featurizing the
+        // texts again.
+        let metrics = ClassificationMetrics(labels: labels, actual: problem.labels.map(Int.init),
+                                            ranked: rankings(of: model, on: problem.matrix))
+        return (featurizer, model, metrics)
     }
 
     /// Trains one model.
     /// - Parameter calibration: The probability mapping the model will get, if it is already
     ///   known, so that the trainer need not fit one.
+    /// - Parameter naiveBayesCounts: The class counts of `problem`, when a naive Bayes candidate
+    ///   before this one has taken them.
     func trainModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?,
-                    calibration: LinearModel.ProbabilityMapping? = nil) throws -> ClassifierModel {
+                    calibration: LinearModel.ProbabilityMapping? = nil,
+                    naiveBayesCounts: NaiveBayesCounts? = nil) throws -> ClassifierModel {
         if candidate.algorithm == .embedding {
             var options = EmbeddingTrainingOptions(learningRate: Float(candidate.strength), seed: parameters.seed,
                                                    threads: threads)
             if let iterations = candidate.iterations { options.epochs = iterations }
             return .embedding(try EmbeddingTrainer.train(problem, options: options))
         }
-        return .linear(try trainLinearModel(candidate, problem, validation: validation, calibration: calibration))
+        return .linear(try trainLinearModel(candidate, problem, validation: validation, calibration: calibration,
+                                            naiveBayesCounts: naiveBayesCounts))
     }
 
     /// Trains one linear model.
     func trainLinearModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?,
-                          calibration: LinearModel.ProbabilityMapping? = nil) throws -> LinearModel {
+                          calibration: LinearModel.ProbabilityMapping? = nil,
+                          naiveBayesCounts: NaiveBayesCounts? = nil) throws -> LinearModel {
         switch candidate.algorithm {
         case .naiveBayes:
-            return try MultinomialNaiveBayes(smoothing: candidate.strength).train(problem, validation: validation)
+            return try MultinomialNaiveBayes(smoothing: candidate.strength)
+                .train(naiveBayesCounts ?? NaiveBayesCounts(problem), validation: validation)
         case .complementNaiveBayes:
-            return try ComplementNaiveBayes(smoothing: candidate.strength).train(problem, validation: validation)
+            return try ComplementNaiveBayes(smoothing: candidate.strength)
+                .train(naiveBayesCounts ?? NaiveBayesCounts(problem), validation: validation)
         case .maxEnt, .automatic:
             var trainer = LogisticRegression(c: candidate.strength, threads: threads)
             if let iterations = candidate.iterations { trainer.maxIterations = iterations }
@@ -260,19 +279,7 @@ struct TrainingPlan {
 
     /// The five most likely classes of each row, by probability.
     func rankings(of model: ClassifierModel, on matrix: SparseMatrix) -> [[Int]] {
-        var rankings: [[Int]] = []
-        rankings.reserveCapacity(matrix.rows)
-        var scores = [Float](repeating: 0, count: labels.count)
-        var buffer = FeatureBuffer()
-        scores.withUnsafeMutableBufferPointer { scores in
-            for row in 0..<matrix.rows {
-                let vector = matrix.vector(at: row)
-                buffer.setCounts(zip(vector.indices, vector.values).map { (key: $0, value: $1) })
-                model.probabilities(of: buffer, into: scores)
-                rankings.append(TextClassifier.ranking(scores, 5))
-            }
-        }
-        return rankings
+        model.rankings(for: matrix, maximumCount: 5, classes: labels.count, threads: threads)
     }
 
     /// The candidate to keep, by the one-standard-error rule (Breiman et al., 1984; Hastie,
