@@ -53,7 +53,7 @@ struct HeadlineTrainingTests {
         let classifier = try TextClassifier(trainingData: try Reference.headlines())
         let summary = try #require(classifier.trainingSummary)
         #expect(summary.reason.hasPrefix("the first in order of preference within one standard error"))
-        #expect(summary.reason.contains("of 6 candidates on 3 held-out examples"))
+        #expect(summary.reason.contains("of 5 candidates on 3 held-out examples"))
         #expect(summary.examples == 30)
         #expect(classifier.validationMetrics?.count == 3)
     }

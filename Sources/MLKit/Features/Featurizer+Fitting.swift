@@ -9,7 +9,7 @@ extension Featurizer {
     /// order: the run's length is the count, its distinct rows the documents, its first row the
     /// first. Sorting streams through memory, where a hash table of a million features would
     /// miss the cache on every occurrence.
-    fileprivate struct FeatureStatistics {
+    struct FeatureStatistics: Sendable {
         /// One feature's figures.
         struct Entry {
             var hash: UInt64
@@ -27,6 +27,8 @@ extension Featurizer {
 
         /// The features, sorted by hash.
         private(set) var entries: [Entry] = []
+        /// The number of texts counted.
+        fileprivate(set) var texts = 0
 
         /// Pending occurrences, in row order; counted into `entries` when enough accumulate.
         private var occurrences: [Occurrence] = []
@@ -81,6 +83,17 @@ extension Featurizer {
             entries = Self.merge(entries, other.entries)
         }
 
+        /// The counts of these texts followed by those of `later`, which counted `rows` other
+        /// texts from row 0: what counting all the texts at once would give.
+        func appending(_ later: FeatureStatistics, after rows: Int) -> FeatureStatistics {
+            var shifted = later
+            for index in shifted.entries.indices { shifted.entries[index].first += Int32(rows) }
+            var combined = self
+            combined.merge(shifted)
+            combined.texts = texts + later.texts
+            return combined
+        }
+
         /// The union of two sorted lists, adding the figures of a feature in both; `later`
         /// counted later rows.
         private static func merge(_ earlier: [Entry], _ later: [Entry]) -> [Entry] {
@@ -108,15 +121,11 @@ extension Featurizer {
         }
     }
 
-    /// Counts every feature of the training texts, prunes, and keeps the survivors, the most
-    /// frequent first (ties broken by hash, so the result never depends on iteration order or
-    /// on the thread count).
-    static func learnVocabulary(_ texts: [String], configuration: FeaturizerConfiguration,
-                                pruning: FeaturizerConfiguration.VocabularyPruning,
-                                recoveringTerms: Bool, threads: Int) throws -> Vocabulary {
+    /// Counts every feature of `texts`, on `threads` threads, with the same result on any count.
+    static func countFeatures(_ texts: [String], configuration: FeaturizerConfiguration,
+                              threads: Int) -> FeatureStatistics {
         let hasher = Featurizer(configuration: configuration, vocabulary: nil, inverseDocumentFrequency: nil)
-        let threadCount = threads == 0 ? Parallel.defaultThreadCount : threads
-        let parts = Parallel.map(texts.count, threads: threadCount) { rows in
+        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
             var statistics = FeatureStatistics()
             var scratch = FeatureScratch()
             for row in rows {
@@ -130,6 +139,20 @@ extension Featurizer {
         }
         var statistics = parts[0]
         for part in parts.dropFirst() { statistics.merge(part) }
+        statistics.texts = texts.count
+        return statistics
+    }
+
+    /// The vocabulary of features counted in `texts`: prunes, and keeps the survivors, the most
+    /// frequent first (ties broken by hash, so the result never depends on iteration order or
+    /// on the thread count).
+    static func learnVocabulary(_ texts: [String], counted statistics: FeatureStatistics,
+                                configuration: FeaturizerConfiguration,
+                                pruning: FeaturizerConfiguration.VocabularyPruning,
+                                recoveringTerms: Bool, threads: Int) throws -> Vocabulary {
+        precondition(statistics.texts == texts.count, "the statistics must count these texts")
+        let hasher = Featurizer(configuration: configuration, vocabulary: nil, inverseDocumentFrequency: nil)
+        let threadCount = threads == 0 ? Parallel.defaultThreadCount : threads
         let maxDocuments = pruning.maxDocumentFrequency.map { Int(($0 * Double(texts.count)).rounded(.down)) } ?? Int.max
         var kept = statistics.entries.filter { Int($0.count) >= pruning.minCount && Int($0.documents) <= maxDocuments }
         // By count, most frequent first; the entries are sorted by hash, and the sort is stable.

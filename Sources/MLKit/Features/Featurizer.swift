@@ -54,12 +54,16 @@ public struct Featurizer: Sendable {
     /// - Parameter recoveringTerms: Whether to find the key string of each vocabulary entry.
     ///   Only a featurizer that goes into a model file needs them; without them
     ///   ``vocabularyTerms`` is `nil` and fitting takes about half the time.
-    init(fitting texts: [String], configuration: FeaturizerConfiguration, recoveringTerms: Bool, threads: Int) throws {
+    /// - Parameter counted: The features of `texts`, when ``countFeatures(_:configuration:threads:)``
+    ///   has already counted them with this configuration.
+    init(fitting texts: [String], configuration: FeaturizerConfiguration, recoveringTerms: Bool, threads: Int,
+         counted: FeatureStatistics? = nil) throws {
         try configuration.validate()
         var vocabulary: Vocabulary?
         if case .vocabulary(let pruning) = configuration.indexing {
-            vocabulary = try Self.learnVocabulary(texts, configuration: configuration, pruning: pruning,
-                                                  recoveringTerms: recoveringTerms, threads: threads)
+            let statistics = counted ?? Self.countFeatures(texts, configuration: configuration, threads: threads)
+            vocabulary = try Self.learnVocabulary(texts, counted: statistics, configuration: configuration,
+                                                  pruning: pruning, recoveringTerms: recoveringTerms, threads: threads)
         }
         var featurizer = Featurizer(configuration: configuration, vocabulary: vocabulary, inverseDocumentFrequency: nil)
         if configuration.weighting == .tfidf {

@@ -24,14 +24,16 @@ extension TextClassifier {
         let candidates = plan.candidates(hasValidation: validation != nil)
 
         var results: [CandidateResult] = []
+        var counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:]
         var reason: String
         if let validation, candidates.count > 1 || parameters.algorithm == .automatic {
-            results = try plan.evaluate(candidates, train: train, validation: validation, budget: parameters.timeBudget)
+            (results, counts) = try plan.evaluate(candidates, train: train, validation: validation,
+                                                  budget: parameters.timeBudget)
             let best = TrainingPlan.choose(results)
             reason = plan.explain(results, chosen: best)
             results = [best] + results.filter { $0.candidate != best.candidate }
         } else if let validation {
-            results = try plan.evaluate(candidates, train: train, validation: validation, budget: .infinity)
+            (results, counts) = try plan.evaluate(candidates, train: train, validation: validation, budget: .infinity)
             reason = "the algorithm asked for; validation accuracy \(String(format: "%.4f", results[0].metrics.accuracy))"
         } else {
             reason = "the algorithm asked for, with its default settings (no validation data)"
@@ -41,7 +43,7 @@ extension TextClassifier {
         // when there was enough of it to trust.
         let everything = validation.map { train + $0 } ?? train
         let calibration = validation.flatMap { plan.isEnoughForCalibration($0) ? results.first?.calibration : nil }
-        let final = try plan.fit(chosen, on: everything, calibration: calibration)
+        let final = try plan.fit(chosen, on: everything, calibration: calibration, counts: counts)
         let seconds = (clock.now - start).seconds
         let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
                                       examples: everything.count, seconds: seconds, date: Date())

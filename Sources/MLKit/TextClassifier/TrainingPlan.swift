@@ -132,10 +132,12 @@ struct TrainingPlan {
         // Maximum entropy and the embedding classifier are not among them: on every dataset
         // measured (docs/benchmarks.md) each scored below the SVM on validation, maximum entropy
         // taking 4–30 times as long and the embedding classifier (with its own featurization)
-        // about as long as the other six candidates together, so they would only make the
-        // default slower. `--algorithm maxent` and `--algorithm embedding` train them.
+        // about as long as the other candidates together, so they would only make the default
+        // slower. `--algorithm maxent` and `--algorithm embedding` train them. For the same
+        // reason the SVM tries C = 0.5 and 1 but no longer 0.25, which scored below C = 0.5 on
+        // validation on all six datasets measured (session 5, docs/benchmarks.md).
         var grid: [(Algorithm, [Double])] = [
-            (.linearSVM, [0.5, 1, 0.25]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]),
+            (.linearSVM, [0.5, 1]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]),
         ]
         if let strength { grid = grid.map { ($0.0, [strength]) } }
         return grid.flatMap { algorithm, strengths in
@@ -150,12 +152,16 @@ struct TrainingPlan {
     /// once per tokenizer and n-gram setting: each weighting (counts, TF-IDF) is computed from the
     /// same count matrices, which gives the same values as featurizing again. Stops starting new
     /// candidates when the budget is spent.
-    func evaluate(_ candidates: [Candidate], train: [LabeledText], validation: [LabeledText],
-                  budget: Double) throws -> [CandidateResult] {
+    ///
+    /// - Returns: The candidates' results, and the feature counts of `train` followed by
+    ///   `validation` for each counting configuration, which spare the refit counting again.
+    func evaluate(_ candidates: [Candidate], train: [LabeledText], validation: [LabeledText], budget: Double)
+        throws -> (results: [CandidateResult], counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics]) {
         let clock = ContinuousClock()
         let start = clock.now
         let known = (train: knownExamples(train), validation: knownExamples(validation))
         var results: [CandidateResult] = []
+        var allCounts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:]
         var counted: [FeaturizerConfiguration: (featurizer: Featurizer, train: SparseMatrix, validation: SparseMatrix,
                                                  seconds: Double)] = [:]
         var prepared: [FeaturizerConfiguration: (train: TrainingProblem, validation: TrainingProblem, seconds: Double)] = [:]
@@ -169,10 +175,19 @@ struct TrainingPlan {
                 let featureStart = clock.now
                 if counted[features.counting] == nil {
                     report("featurizing \(train.count) examples", fraction)
-                    let featurizer = try Featurizer(fitting: known.train.map(\.text), configuration: features.counting,
-                                                    recoveringTerms: false, threads: threads)
-                    counted[features.counting] = (featurizer, featurizer.matrix(for: known.train.map(\.text), threads: threads),
-                                                  featurizer.matrix(for: known.validation.map(\.text), threads: threads),
+                    let texts = (train: known.train.map(\.text), validation: known.validation.map(\.text))
+                    var trainCounts: Featurizer.FeatureStatistics?
+                    if case .vocabulary = features.counting.indexing {
+                        let counts = Featurizer.countFeatures(texts.train, configuration: features.counting, threads: threads)
+                        let validationCounts = Featurizer.countFeatures(texts.validation, configuration: features.counting,
+                                                                        threads: threads)
+                        allCounts[features.counting] = counts.appending(validationCounts, after: texts.train.count)
+                        trainCounts = counts
+                    }
+                    let featurizer = try Featurizer(fitting: texts.train, configuration: features.counting,
+                                                    recoveringTerms: false, threads: threads, counted: trainCounts)
+                    counted[features.counting] = (featurizer, featurizer.matrix(for: texts.train, threads: threads),
+                                                  featurizer.matrix(for: texts.validation, threads: threads),
                                                   (clock.now - featureStart).seconds)
                 }
                 let base = counted[features.counting]!
@@ -196,7 +211,7 @@ struct TrainingPlan {
                                            seconds: featureSeconds + (clock.now - candidateStart).seconds,
                                            calibration: model.calibration, order: order))
         }
-        return results
+        return (results, allCounts)
     }
 
     /// Whether held-out examples are enough to trust a calibration fitted on them: at least five
@@ -214,13 +229,16 @@ struct TrainingPlan {
 
     /// Fits the featurizer and the model of `candidate` on `examples`.
     /// - Returns: The featurizer, the model, and the metrics of the model on `examples`.
-    func fit(_ candidate: Candidate, on examples: [LabeledText], calibration: LinearModel.ProbabilityMapping?)
+    /// - Parameter counts: The feature counts of `examples` from ``evaluate(_:train:validation:budget:)``, if any.
+    func fit(_ candidate: Candidate, on examples: [LabeledText], calibration: LinearModel.ProbabilityMapping?,
+             counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:])
         throws -> (featurizer: Featurizer, model: ClassifierModel, metrics: ClassificationMetrics) {
         report("refitting \(candidate.label) on \(examples.count) examples", 0.95)
         // As in `evaluate`: tokenize once into counts, then weight them.
         let known = knownExamples(examples)
         let counting = try Featurizer(fitting: known.map(\.text), configuration: candidate.features.counting,
-                                      recoveringTerms: true, threads: threads)
+                                      recoveringTerms: true, threads: threads,
+                                      counted: counts[candidate.features.counting])
         let counts = counting.matrix(for: known.map(\.text), threads: threads)
         let featurizer = counting.reweighted(as: candidate.features, trainingCounts: counts)
         let problem = problem(known, matrix: featurizer.weighting(counts))
