@@ -136,16 +136,8 @@ extension Featurizer {
     /// Hashes the character n-grams of one token, padded as `<token>`, with the key prefix `#`.
     private func forEachCharacterNGramHash(of token: UnsafeBufferPointer<UInt8>, lengths: ClosedRange<Int>,
                                            scratch: inout FeatureScratch, _ body: (UInt64) -> Void) {
-        scratch.padded.removeAll(keepingCapacity: true)
-        scratch.padded.append(UInt8(ascii: "<"))
-        configuration.tokenizer.normalization.forEachNormalizedByte(of: token) { scratch.padded.append($0) }
-        scratch.padded.append(UInt8(ascii: ">"))
-        scratch.scalarStarts.removeAll(keepingCapacity: true)
-        for (offset, byte) in scratch.padded.enumerated() where byte & 0xC0 != 0x80 {
-            scratch.scalarStarts.append(offset)
-        }
-        let scalarCount = scratch.scalarStarts.count
-        scratch.scalarStarts.append(scratch.padded.count)
+        let normalization = configuration.tokenizer.normalization
+        let scalarCount = scratch.pad { padded in normalization.forEachNormalizedByte(of: token) { padded.append($0) } }
         var prefix = FeatureHash()
         prefix.combine(UInt8(ascii: "#"))
         for length in lengths where length <= scalarCount {
@@ -223,21 +215,14 @@ extension Featurizer {
             }
             if going, let lengths = configuration.characterNGrams, token.kind == .word || token.kind == .number {
                 // `#`, then n scalars of `<token>`.
-                scratch.padded.removeAll(keepingCapacity: true)
-                scratch.padded.append(UInt8(ascii: "<"))
-                scratch.padded.append(contentsOf: scratch.text[start..<end])
-                scratch.padded.append(UInt8(ascii: ">"))
-                scratch.scalarStarts.removeAll(keepingCapacity: true)
-                for (offset, byte) in scratch.padded.enumerated() where byte & 0xC0 != 0x80 {
-                    scratch.scalarStarts.append(offset)
-                }
-                let scalarCount = scratch.scalarStarts.count
-                scratch.scalarStarts.append(scratch.padded.count)
+                let word = scratch.text[start..<end]
+                let scalarCount = scratch.characters.pad { $0.append(contentsOf: word) }
+                let characters = scratch.characters
                 for length in lengths where length <= scalarCount {
                     for first in 0...(scalarCount - length) where going {
                         scratch.key.removeAll(keepingCapacity: true)
                         scratch.key.append(UInt8(ascii: "#"))
-                        scratch.key.append(contentsOf: scratch.padded[scratch.scalarStarts[first]..<scratch.scalarStarts[first + length]])
+                        scratch.key.append(contentsOf: characters.padded[characters.scalarStarts[first]..<characters.scalarStarts[first + length]])
                         going = scratch.key.withUnsafeBufferPointer { body(FeatureHash.of($0), $0) }
                     }
                 }
@@ -280,8 +265,6 @@ struct FeatureKeyScratch {
     var hashes: [UInt64] = []
     /// A key that is not one slice of ``text``: a script bigram or a character n-gram.
     var key: [UInt8] = []
-    /// A token padded as `<token>`, for character n-grams.
-    var padded: [UInt8] = []
-    /// Offsets of the scalars in ``padded``.
-    var scalarStarts: [Int] = []
+    /// The padded token of character n-grams.
+    var characters = FeatureScratch()
 }

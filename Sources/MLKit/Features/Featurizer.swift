@@ -295,8 +295,23 @@ struct FeatureBuffer {
 struct FeatureScratch {
     /// A token padded as `<token>`, for character n-grams.
     var padded: [UInt8] = []
-    /// Offsets of the scalars in `padded`.
+    /// Offsets of the scalars in `padded`, then its end.
     var scalarStarts: [Int] = []
+
+    /// Sets ``padded`` to `<token>`, the normalized bytes that `write` appends between angle
+    /// brackets, and ``scalarStarts`` to where each of its scalars starts.
+    /// - Returns: The number of scalars.
+    mutating func pad(_ write: (inout [UInt8]) -> Void) -> Int {
+        padded.removeAll(keepingCapacity: true)
+        padded.append(UInt8(ascii: "<"))
+        write(&padded)
+        padded.append(UInt8(ascii: ">"))
+        scalarStarts.removeAll(keepingCapacity: true)
+        for (offset, byte) in padded.enumerated() where byte & 0xC0 != 0x80 { scalarStarts.append(offset) }
+        let count = scalarStarts.count
+        scalarStarts.append(padded.count)
+        return count
+    }
 }
 
 extension Featurizer {
