@@ -205,8 +205,8 @@ public struct Featurizer: Sendable {
             var value = values[position]
             if configuration.weighting == .binary {
                 value = 1
-            } else if configuration.sublinearTF {
-                value = 1 + log(value)
+            } else if configuration.sublinearTF && value != 1 {
+                value = 1 + log(value)  // 1 + log 1 = 1: most counts are 1, and skip the logarithm
             }
             if let idf { value *= idf[Int(indices[position])] }
             values[position] = value

@@ -59,12 +59,15 @@ extension TextClassifier {
         let extra = dataset.labels.filter { !labels.contains($0) }
         let allLabels = labels + extra
         let index = Dictionary(uniqueKeysWithValues: allLabels.enumerated().map { ($1, $0) })
-        let examples = dataset.examples
+        let examples = dataset.examples, texts = examples.map(\.text)
         let classifier = self
         let rankings = Parallel.map(examples.count, threads: Parallel.defaultThreadCount) { rows in
-            rows.map { row in
-                classifier.withProbabilities(for: examples[row].text) { Self.ranking($0, 5) }
+            var rankings: [[Int]] = []
+            rankings.reserveCapacity(rows.count)
+            classifier.forEachProbabilities(of: texts, rows: rows) { _, probabilities in
+                rankings.append(Self.ranking(probabilities, 5))
             }
+            return rankings
         }.flatMap { $0 }
         return ClassificationMetrics(labels: allLabels, actual: examples.map { index[$0.label]! }, ranked: rankings)
     }

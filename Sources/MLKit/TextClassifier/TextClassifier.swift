@@ -112,7 +112,12 @@ public struct TextClassifier: Sendable {
     public func predictions(for texts: [String], threads: Int = 0) -> [String] {
         let classifier = self
         let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
-            rows.map { classifier.predictedLabel(for: texts[$0]) ?? "" }
+            var labels: [String] = []
+            labels.reserveCapacity(rows.count)
+            classifier.forEachProbabilities(of: texts, rows: rows) { _, probabilities in
+                labels.append(Self.argmax(probabilities).map { classifier.labels[$0] } ?? "")
+            }
+            return labels
         }
         return parts.flatMap { $0 }
     }
@@ -145,8 +150,25 @@ public struct TextClassifier: Sendable {
         return Tokenizer.withUTF8(text) { bytes in
             storage.featurizer.features(of: bytes, into: &features.pointee)
             return workspace.withScores(count: storage.labels.count) { scores in
-                storage.model.probabilities(of: features.pointee, into: scores)
+                storage.model.probabilities(of: features, into: scores)
                 return body(scores)
+            }
+        }
+    }
+
+    /// Featurizes and scores the texts of `rows` one after another on this thread, passing each
+    /// one's probabilities to `body`: ``withProbabilities(for:_:)`` for a batch, with the
+    /// workspace, the featurizer and the model fetched once rather than per text.
+    func forEachProbabilities(of texts: [String], rows: Range<Int>,
+                              _ body: (Int, UnsafeMutableBufferPointer<Float>) -> Void) {
+        let workspace = PredictionWorkspace.current
+        let featurizer = storage.featurizer, model = storage.model
+        let features = workspace.features
+        workspace.withScores(count: storage.labels.count) { scores in
+            for row in rows {
+                Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &features.pointee) }
+                model.probabilities(of: features, into: scores)
+                body(row, scores)
             }
         }
     }
@@ -167,7 +189,9 @@ public struct TextClassifier: Sendable {
         buffer.setCounts(indices.sorted { $0.key < $1.key })
         featurizer.applyWeighting(to: &buffer)
         var probabilities = [Float](repeating: 0, count: labels.count)
-        probabilities.withUnsafeMutableBufferPointer { model.probabilities(of: buffer, into: $0) }
+        probabilities.withUnsafeMutableBufferPointer { output in
+            withUnsafeMutablePointer(to: &buffer) { model.probabilities(of: $0, into: output) }
+        }
         return probabilities
     }
 
@@ -242,11 +266,13 @@ enum ClassifierModel: Sendable {
         }.flatMap { $0 }
     }
 
-    /// Writes the probability of each class for one featurized text into `output`.
-    func probabilities(of features: FeatureBuffer, into output: UnsafeMutableBufferPointer<Float>) {
-        features.indices.withUnsafeBufferPointer { indices in
-            features.values.withUnsafeBufferPointer { values in
-                let count = features.count
+    /// Writes the probability of each class for one featurized text into `output`. The buffer
+    /// is read in place, behind a pointer: passing it by value would copy its six arrays'
+    /// references for every text.
+    func probabilities(of features: UnsafeMutablePointer<FeatureBuffer>, into output: UnsafeMutableBufferPointer<Float>) {
+        features.pointee.indices.withUnsafeBufferPointer { indices in
+            features.pointee.values.withUnsafeBufferPointer { values in
+                let count = features.pointee.count
                 switch self {
                 case .linear(let model):
                     model.scores(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
