@@ -251,14 +251,7 @@ enum ClassifierModel: Sendable {
             rankings.reserveCapacity(rows.count)
             withUnsafeTemporaryAllocation(of: Float.self, capacity: classes) { output in
                 matrix.forEachRow(in: rows) { _, indices, values in
-                    switch model {
-                    case .linear(let model):
-                        model.scores(indices: indices, values: values, into: output)
-                        model.probabilities(fromScores: output)
-                    case .embedding(let model):
-                        model.scores(indices: indices, values: values, into: output)
-                        model.probabilities(fromScores: output)
-                    }
+                    model.probabilities(indices: indices, values: values, into: output)
                     rankings.append(TextClassifier.ranking(output, maximumCount))
                 }
             }
@@ -273,17 +266,22 @@ enum ClassifierModel: Sendable {
         features.pointee.indices.withUnsafeBufferPointer { indices in
             features.pointee.values.withUnsafeBufferPointer { values in
                 let count = features.pointee.count
-                switch self {
-                case .linear(let model):
-                    model.scores(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
-                                 values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
-                    model.probabilities(fromScores: output)
-                case .embedding(let model):
-                    model.scores(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
-                                 values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
-                    model.probabilities(fromScores: output)
-                }
+                probabilities(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
+                              values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
             }
+        }
+    }
+
+    /// Writes the probability of each class for one sparse row of features into `output`.
+    func probabilities(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
+                       into output: UnsafeMutableBufferPointer<Float>) {
+        switch self {
+        case .linear(let model):
+            model.scores(indices: indices, values: values, into: output)
+            model.probabilities(fromScores: output)
+        case .embedding(let model):
+            model.scores(indices: indices, values: values, into: output)
+            model.probabilities(fromScores: output)
         }
     }
 }
