@@ -36,14 +36,12 @@ struct FeatureHash: Hashable {
 
     /// The hash of `key`, for the reference path and for tests.
     static func of(_ key: String) -> UInt64 {
-        var hash = FeatureHash()
-        for byte in key.utf8 { hash.combine(byte) }
-        return hash.value
+        of(key.utf8)
     }
 
     /// The hash of a key's UTF-8 bytes.
     @inline(__always)
-    static func of(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    static func of<Bytes: Sequence<UInt8>>(_ key: Bytes) -> UInt64 {
         var hash = FeatureHash()
         for byte in key { hash.combine(byte) }
         return hash.value

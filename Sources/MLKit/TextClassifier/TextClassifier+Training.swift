@@ -59,12 +59,12 @@ extension TextClassifier {
         let extra = dataset.labels.filter { !labels.contains($0) }
         let allLabels = labels + extra
         let index = Dictionary(uniqueKeysWithValues: allLabels.enumerated().map { ($1, $0) })
-        let examples = dataset.examples, texts = examples.map(\.text)
+        let examples = dataset.examples
         let classifier = self
         let rankings = Parallel.map(examples.count, threads: Parallel.defaultThreadCount) { rows in
             var rankings: [[Int]] = []
             rankings.reserveCapacity(rows.count)
-            classifier.forEachProbabilities(of: texts, rows: rows) { _, probabilities in
+            classifier.forEachProbabilities(rows: rows, text: { examples[$0].text }) { _, probabilities in
                 rankings.append(Self.ranking(probabilities, 5))
             }
             return rankings

@@ -114,7 +114,7 @@ public struct TextClassifier: Sendable {
         let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
             var labels: [String] = []
             labels.reserveCapacity(rows.count)
-            classifier.forEachProbabilities(of: texts, rows: rows) { _, probabilities in
+            classifier.forEachProbabilities(rows: rows, text: { texts[$0] }) { _, probabilities in
                 labels.append(Self.argmax(probabilities).map { classifier.labels[$0] } ?? "")
             }
             return labels
@@ -144,29 +144,24 @@ public struct TextClassifier: Sendable {
     /// Featurizes `text`, scores it, and passes the probabilities to `body`, using this
     /// thread's reusable workspace.
     func withProbabilities<R>(for text: String, _ body: (UnsafeMutableBufferPointer<Float>) -> R) -> R {
-        let workspace = PredictionWorkspace.current
-        let storage = self.storage
-        let features = workspace.features
-        return Tokenizer.withUTF8(text) { bytes in
-            storage.featurizer.features(of: bytes, into: &features.pointee)
-            return workspace.withScores(count: storage.labels.count) { scores in
-                storage.model.probabilities(of: features, into: scores)
-                return body(scores)
-            }
-        }
+        var result: R?
+        forEachProbabilities(rows: 0..<1, text: { _ in text }) { _, probabilities in result = body(probabilities) }
+        return result!
     }
 
     /// Featurizes and scores the texts of `rows` one after another on this thread, passing each
-    /// one's probabilities to `body`: ``withProbabilities(for:_:)`` for a batch, with the
-    /// workspace, the featurizer and the model fetched once rather than per text.
-    func forEachProbabilities(of texts: [String], rows: Range<Int>,
+    /// one's probabilities to `body`, with this thread's reusable workspace. The workspace, the
+    /// featurizer and the model are fetched once rather than per text: each fetch would
+    /// retain and release references that every thread shares.
+    /// - Parameter text: The text of a row.
+    func forEachProbabilities(rows: Range<Int>, text: (Int) -> String,
                               _ body: (Int, UnsafeMutableBufferPointer<Float>) -> Void) {
         let workspace = PredictionWorkspace.current
         let featurizer = storage.featurizer, model = storage.model
         let features = workspace.features
         workspace.withScores(count: storage.labels.count) { scores in
             for row in rows {
-                Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &features.pointee) }
+                Tokenizer.withUTF8(text(row)) { featurizer.features(of: $0, into: &features.pointee) }
                 model.probabilities(of: features, into: scores)
                 body(row, scores)
             }
