@@ -59,6 +59,8 @@ struct FeatureHashAgreementTests {
         .init(tokenizer: Tokenizer(normalization: .init(lowercase: false)), maxWordNGram: 2),
         .init(tokenizer: Tokenizer(normalization: .init(compatibilityFolding: true, diacriticFolding: true)),
               maxWordNGram: 2, characterNGrams: 1...3),
+        .init(wordParts: true),
+        .init(maxWordNGram: 3, characterNGrams: 2...3, wordParts: true),
     ]
 
     @Test("Every feature hash equals FNV-1a of its reference key", arguments: configurations)
@@ -110,6 +112,32 @@ struct FeatureHashAgreementTests {
             if let previous { #expect(terms == previous) }
             previous = terms
         }
+    }
+
+    @Test("Word parts: a joined word also gives its parts, after its own n-grams")
+    func wordParts() throws {
+        let featurizer = try Featurizer(configuration: .init(wordParts: true))
+        #expect(featurizer.featureKeys(for: "Open-source isn't 3.14, co_op ok") == [
+            "open-source", "open", "source", "isn't", "isn", "t", "3.14", "3", "14", "co_op", "co", "op", "ok",
+        ])
+        let bigrams = try Featurizer(configuration: .init(maxWordNGram: 2, wordParts: true))
+        #expect(bigrams.featureKeys(for: "free open‐source") == ["free", "open‐source", "free open‐source", "open", "source"])
+        let plain = try Featurizer(configuration: .init())
+        #expect(plain.featureKeys(for: "Open-source isn't") == ["open-source", "isn't"])
+    }
+
+    @Test("Word parts from ICU words", .enabled(if: Tokenizer.isICUAvailable))
+    func icuWordParts() throws {
+        let configuration = FeaturizerConfiguration(tokenizer: Tokenizer(segmentation: .icu), wordParts: true)
+        let featurizer = try Featurizer(configuration: configuration)
+        let keys = featurizer.featureKeys(for: "isn't U.S.A")
+        #expect(keys.starts(with: ["isn't", "isn", "t"]))
+        var fast: [UInt64] = []
+        var scratch = FeatureScratch()
+        Tokenizer.withUTF8("isn't U.S.A") { bytes in
+            featurizer.forEachFeatureHash(in: bytes, scratch: &scratch) { fast.append($0) }
+        }
+        #expect(fast == keys.map(FeatureHash.of))
     }
 
     @Test("Batch featurization equals one text at a time, on any thread count")
@@ -225,10 +253,21 @@ struct FeaturizerFittingTests {
 
     @Test("The configuration round-trips through Codable, as the model file stores it")
     func codable() throws {
-        let configuration = FeaturizerConfiguration(maxWordNGram: 2, characterNGrams: 2...4,
+        let configuration = FeaturizerConfiguration(maxWordNGram: 2, characterNGrams: 2...4, wordParts: true,
                                                     indexing: .vocabulary(.init(minCount: 2, maxSize: 1000)),
                                                     weighting: .tfidf, sublinearTF: true, l2Normalize: true)
         let data = try JSONEncoder().encode(configuration)
         #expect(try JSONDecoder().decode(FeaturizerConfiguration.self, from: data) == configuration)
+    }
+
+    @Test("A configuration written before word parts existed reads them as off")
+    func codableWithoutWordParts() throws {
+        let configuration = FeaturizerConfiguration(maxWordNGram: 2, wordParts: true)
+        var object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(configuration)) as? [String: Any])
+        #expect(object.removeValue(forKey: "wordParts") as? Bool == true)
+        let decoded = try JSONDecoder().decode(FeaturizerConfiguration.self,
+                                               from: JSONSerialization.data(withJSONObject: object))
+        #expect(decoded.wordParts == false)
+        #expect(decoded.maxWordNGram == 2)
     }
 }

@@ -15,14 +15,16 @@ extension Featurizer {
             // Words, and bigrams of adjacent ideographs: the default. The word's hash stays in a
             // register; a script bigram continues from the previous ideograph's hash.
             let scriptBigrams = configuration.scriptBigrams
+            let wordParts = configuration.wordParts
             var previousEnd = -1
             var previousIdeograph: UInt64?
-            Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
+            Self.forEachToken(of: configuration.tokenizer, in: bytes) { token, joined in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 var hash = FeatureHash()
                 guard scriptBigrams && token.kind == .ideographic else {
                     normalization.forEachNormalizedByte(of: slice) { hash.combine($0) }
                     body(hash.value)
+                    if wordParts && joined { Self.forEachPartHash(of: slice, normalization, body) }
                     previousIdeograph = nil
                     return
                 }
@@ -47,6 +49,7 @@ extension Featurizer {
         // states[0]: this token; states[k]: the (k+1)-gram ending here; then the script bigram.
         let maxN = configuration.maxWordNGram
         let scriptBigrams = configuration.scriptBigrams
+        let wordParts = configuration.wordParts
         let characterNGrams = configuration.characterNGrams
         let tokenizer = configuration.tokenizer
         withUnsafeTemporaryAllocation(of: FeatureHash.self, capacity: 2 * maxN + 1) { storage in
@@ -55,7 +58,7 @@ extension Featurizer {
             var historyCount = 0
             var previousEnd = -1
             var previousWasIdeographic = false
-            Self.forEachToken(of: tokenizer, in: bytes) { token in
+            Self.forEachToken(of: tokenizer, in: bytes) { token, joined in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 let isIdeographic = token.kind == .ideographic
                 let ngrams = min(maxN, historyCount + 1)
@@ -77,6 +80,7 @@ extension Featurizer {
                 for order in 0..<historyCount { history[order] = states[order] }
                 previousEnd = token.range.upperBound
                 previousWasIdeographic = isIdeographic
+                if wordParts && joined { Self.forEachPartHash(of: slice, normalization, body) }
                 if let lengths = characterNGrams, token.kind == .word || token.kind == .number {
                     forEachCharacterNGramHash(of: slice, lengths: lengths, scratch: &scratch, body)
                 }
@@ -84,17 +88,61 @@ extension Featurizer {
         }
     }
 
-    /// Calls `body` with each token, running the standard word scanner's loop in place so that
-    /// `body` is inlined into it; other tokenizers go through ``Tokenizer/enumerateTokens(inUTF8:_:)``.
+    /// Calls `body` with each token and whether it is a word or number with joiners inside,
+    /// running the standard word scanner's loop in place so that `body` is inlined into it;
+    /// other tokenizers go through ``Tokenizer/enumerateTokens(inUTF8:_:)``, and their words
+    /// are looked at for joiners.
     @inline(__always)
     private static func forEachToken(of tokenizer: Tokenizer, in bytes: UnsafeBufferPointer<UInt8>,
-                                     _ body: (Token) -> Void) {
+                                     _ body: (Token, _ joined: Bool) -> Void) {
         guard tokenizer.unit == .word && tokenizer.segmentation == .standard else {
-            tokenizer.enumerateTokens(inUTF8: bytes, body)
+            tokenizer.enumerateTokens(inUTF8: bytes) { token in
+                let isWord = token.kind == .word || token.kind == .number
+                body(token, isWord && partCount(of: UnsafeBufferPointer(rebasing: bytes[token.range])) > 1)
+            }
             return
         }
         var scanner = WordScanner(bytes)
-        while let token = scanner.next() { body(token) }
+        while let token = scanner.next() {
+            body(token, (token.kind == .word || token.kind == .number) && scanner.lastWordIsJoined)
+        }
+    }
+
+    /// Calls `body` with each part of a word or number, split at its joiners (`'`, `’`, `.`, `-`,
+    /// `_`, U+2010, U+2011, and the numeric separators): `open` and `source` for `open-source`.
+    /// Kept out of line: few tokens have parts.
+    @inline(never)
+    static func forEachPart(of token: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        let scanner = WordScanner(token)
+        var start = 0
+        var index = 0
+        while index < token.count {
+            let (scalarClass, length) = scanner.peek(index)
+            if scalarClass.isJoiner {
+                if index > start { body(UnsafeBufferPointer(rebasing: token[start..<index])) }
+                start = index + length
+            }
+            index += length
+        }
+        if index > start { body(UnsafeBufferPointer(rebasing: token[start..<index])) }
+    }
+
+    /// The number of parts ``forEachPart(of:_:)`` finds.
+    private static func partCount(of token: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = 0
+        forEachPart(of: token) { _ in count += 1 }
+        return count
+    }
+
+    /// Calls `body` with the hash of each normalized part of a joined token.
+    @inline(never)
+    private static func forEachPartHash(of token: UnsafeBufferPointer<UInt8>, _ normalization: TextNormalization,
+                                        _ body: (UInt64) -> Void) {
+        forEachPart(of: token) { part in
+            var hash = FeatureHash()
+            normalization.forEachNormalizedByte(of: part) { hash.combine($0) }
+            body(hash.value)
+        }
     }
 
     /// Feeds the normalized bytes of `token` to the first `count` hash states. Up to three
@@ -170,7 +218,7 @@ extension Featurizer {
         scratch.hashes.removeAll(keepingCapacity: true)
         scratch.text.reserveCapacity(2 * bytes.count + 16)
         var going = true
-        Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
+        Self.forEachToken(of: configuration.tokenizer, in: bytes) { token, joined in
             guard going else { return }
             let start = scratch.text.count
             let position = scratch.tokens.count
@@ -211,6 +259,14 @@ extension Featurizer {
                     var hash = FeatureHash(continuing: scratch.hashes[maxN * (position - 1)])
                     for byte in scratch.text[start..<end] { hash.combine(byte) }
                     going = scratch.key.withUnsafeBufferPointer { body(hash.value, $0) }
+                }
+            }
+            if going, configuration.wordParts, joined {
+                Self.forEachPart(of: UnsafeBufferPointer(rebasing: bytes[token.range])) { part in
+                    guard going else { return }
+                    scratch.key.removeAll(keepingCapacity: true)
+                    normalization.forEachNormalizedByte(of: part) { scratch.key.append($0) }
+                    going = scratch.key.withUnsafeBufferPointer { body(FeatureHash.of($0), $0) }
                 }
             }
             if going, let lengths = configuration.characterNGrams, token.kind == .word || token.kind == .number {
@@ -263,7 +319,7 @@ struct FeatureKeyScratch {
     var tokens: [Word] = []
     /// `maxWordNGram` hashes per token: of the word, then of each longer n-gram ending with it.
     var hashes: [UInt64] = []
-    /// A key that is not one slice of ``text``: a script bigram or a character n-gram.
+    /// A key that is not one slice of ``text``: a script bigram, a word part or a character n-gram.
     var key: [UInt8] = []
     /// The padded token of character n-grams.
     var characters = FeatureScratch()

@@ -48,6 +48,10 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
     public var characterNGrams: ClosedRange<Int>?
     /// Add bigrams of adjacent characters in scripts without spaces (`北京` from `北`, `京`).
     public var scriptBigrams: Bool
+    /// Also count each part of a word or number with joiners inside as a word of its own:
+    /// `open-source` gives `open` and `source` besides itself, `don't` gives `don` and `t`.
+    /// Models written before this setting existed read it as `false`.
+    public var wordParts: Bool
     /// How features map to indices.
     public var indexing: Indexing
     /// How counts become values.
@@ -64,21 +68,42 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
     ///   - maxWordNGram: The longest word n-gram (default 1).
     ///   - characterNGrams: Character n-gram lengths (default: none).
     ///   - scriptBigrams: Bigrams over scripts without spaces (default `true`).
+    ///   - wordParts: The parts of joined words as words too (default `false`).
     ///   - indexing: Hashing or a vocabulary (default: hashing into 2^20 buckets).
     ///   - weighting: Counts, binary or TF-IDF (default: counts).
     ///   - sublinearTF: `1 + ln(count)` (default `false`).
     ///   - l2Normalize: Unit-length vectors (default `false`).
     public init(tokenizer: Tokenizer = Tokenizer(), maxWordNGram: Int = 1, characterNGrams: ClosedRange<Int>? = nil,
-                scriptBigrams: Bool = true, indexing: Indexing = .hashed(bits: 20), weighting: Weighting = .counts,
+                scriptBigrams: Bool = true, wordParts: Bool = false, indexing: Indexing = .hashed(bits: 20), weighting: Weighting = .counts,
                 sublinearTF: Bool = false, l2Normalize: Bool = false) {
         self.tokenizer = tokenizer
         self.maxWordNGram = maxWordNGram
         self.characterNGrams = characterNGrams
         self.scriptBigrams = scriptBigrams
+        self.wordParts = wordParts
         self.indexing = indexing
         self.weighting = weighting
         self.sublinearTF = sublinearTF
         self.l2Normalize = l2Normalize
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case tokenizer, maxWordNGram, characterNGrams, scriptBigrams, wordParts, indexing, weighting, sublinearTF,
+             l2Normalize
+    }
+
+    /// Decodes a configuration; `wordParts` is `false` when absent, as in files written before it existed.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        tokenizer = try container.decode(Tokenizer.self, forKey: .tokenizer)
+        maxWordNGram = try container.decode(Int.self, forKey: .maxWordNGram)
+        characterNGrams = try container.decodeIfPresent(ClosedRange<Int>.self, forKey: .characterNGrams)
+        scriptBigrams = try container.decode(Bool.self, forKey: .scriptBigrams)
+        wordParts = try container.decodeIfPresent(Bool.self, forKey: .wordParts) ?? false
+        indexing = try container.decode(Indexing.self, forKey: .indexing)
+        weighting = try container.decode(Weighting.self, forKey: .weighting)
+        sublinearTF = try container.decode(Bool.self, forKey: .sublinearTF)
+        l2Normalize = try container.decode(Bool.self, forKey: .l2Normalize)
     }
 
     /// Checks the settings.
