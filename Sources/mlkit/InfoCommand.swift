@@ -56,7 +56,8 @@ struct InfoCommand: ParsableCommand {
         case .hashed(let bits): indexing = "hashed, 2^\(bits) buckets"
         case .vocabulary: indexing = "vocabulary of \(classifier.vocabularySize) features"
         }
-        lines.append("features            words 1-\(configuration.maxWordNGram)-grams, \(indexing), \(configuration.weighting.rawValue)")
+        let parts = configuration.wordParts ? " and word parts" : ""
+        lines.append("features            words 1-\(configuration.maxWordNGram)-grams\(parts), \(indexing), \(configuration.weighting.rawValue)")
         lines.append("tokenizer           \(configuration.tokenizer.segmentation.rawValue), lowercase \(configuration.tokenizer.normalization.lowercase)")
         let metadata = classifier.metadata
         for (name, value) in [("author", metadata.author), ("license", metadata.license),

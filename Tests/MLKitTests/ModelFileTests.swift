@@ -19,7 +19,7 @@ struct ModelFileRoundTripTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["headlines.mlkit"])  // no temporary left
 
         let loaded = try TextClassifier(contentsOf: url)
-        #expect(loaded.formatVersion == 1)
+        #expect(loaded.formatVersion == 2)
         #expect(loaded.labels == trained.labels)
         #expect(loaded.metadata == metadata)
         #expect(loaded.trainingSummary?.algorithm == algorithm)
@@ -51,14 +51,17 @@ struct ModelFileRoundTripTests {
 
 @Suite("Golden model files keep loading")
 struct GoldenModelFileTests {
-    @Test("Format version 1 files load and predict as they did when written",
-          arguments: ["v1-headlines-svm.mlkit", "v1-headlines-cnb.mlkit"])
-    func version1(file: String) throws {
+    @Test("Files of every format version load and predict as they did when written",
+          arguments: [(1, "v1-headlines-svm.mlkit"), (1, "v1-headlines-cnb.mlkit"),
+                      (2, "v2-headlines-svm.mlkit"), (2, "v2-headlines-cnb.mlkit")])
+    func everyVersion(version: Int, file: String) throws {
         let classifier = try TextClassifier(contentsOf: Reference.models.appendingPathComponent(file))
-        #expect(classifier.formatVersion == 1)
+        #expect(classifier.formatVersion == version)
+        // Word parts came with version 2: version 1 files featurize without them.
+        #expect(classifier.featurizerConfiguration.wordParts == (version >= 2))
         #expect(classifier.labels == ["Tech", "US Politics"])
         #expect(classifier.metadata.author == "mlkit tests")
-        #expect(classifier.metadata.version == "golden-1")
+        #expect(classifier.metadata.version == "golden-\(version)")
         #expect(classifier.predictedLabel(for: Reference.techHeadline) == "Tech")
         #expect(classifier.predictedLabel(for: Reference.politicsHeadline) == "US Politics")
     }
@@ -98,7 +101,7 @@ struct DamagedModelFileTests {
         var data = Self.golden
         data.replaceSubrange(8..<12, with: [3, 0, 0, 0])
         #expect(throws: MLKitError(.unsupportedVersion,
-                                   "model format version 3 is newer than this mlkit reads (versions 1–1); upgrade mlkit",
+                                   "model format version 3 is newer than this mlkit reads (versions 1–2); upgrade mlkit",
                                    at: .init(file: "new.mlkit"))) {
             try TextClassifier(modelFileData: Self.resealed(data), source: "new.mlkit")
         }
