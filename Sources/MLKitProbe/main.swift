@@ -173,6 +173,8 @@ let bigrams = try Featurizer(configuration: FeaturizerConfiguration(maxWordNGram
 print("")
 row("featurizer (words, hashed), English", featurizerMBps(unigrams, englishDocuments), "MB/s")
 row("featurizer (words + bigrams), English", featurizerMBps(bigrams, englishDocuments), "MB/s")
+let parts = try Featurizer(configuration: FeaturizerConfiguration(maxWordNGram: 2, wordParts: true))
+row("featurizer (bigrams + word parts), English", featurizerMBps(parts, englishDocuments), "MB/s")
 row("featurizer (words + script bigrams), Chinese", featurizerMBps(unigrams, chineseDocuments), "MB/s")
 }
 

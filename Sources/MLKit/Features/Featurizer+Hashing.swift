@@ -18,13 +18,13 @@ extension Featurizer {
             let wordParts = configuration.wordParts
             var previousEnd = -1
             var previousIdeograph: UInt64?
-            Self.forEachToken(of: configuration.tokenizer, in: bytes) { token, joined in
+            Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 var hash = FeatureHash()
                 guard scriptBigrams && token.kind == .ideographic else {
                     normalization.forEachNormalizedByte(of: slice) { hash.combine($0) }
                     body(hash.value)
-                    if wordParts && joined { Self.forEachPartHash(of: slice, normalization, body) }
+                    if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
                     previousIdeograph = nil
                     return
                 }
@@ -58,7 +58,7 @@ extension Featurizer {
             var historyCount = 0
             var previousEnd = -1
             var previousWasIdeographic = false
-            Self.forEachToken(of: tokenizer, in: bytes) { token, joined in
+            Self.forEachToken(of: tokenizer, in: bytes) { token in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 let isIdeographic = token.kind == .ideographic
                 let ngrams = min(maxN, historyCount + 1)
@@ -80,62 +80,59 @@ extension Featurizer {
                 for order in 0..<historyCount { history[order] = states[order] }
                 previousEnd = token.range.upperBound
                 previousWasIdeographic = isIdeographic
-                if wordParts && joined { Self.forEachPartHash(of: slice, normalization, body) }
-                if let lengths = characterNGrams, token.kind == .word || token.kind == .number {
+                if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
+                if let lengths = characterNGrams, token.isWordOrNumber {
                     forEachCharacterNGramHash(of: slice, lengths: lengths, scratch: &scratch, body)
                 }
             }
         }
     }
 
-    /// Calls `body` with each token and whether it is a word or number with joiners inside,
-    /// running the standard word scanner's loop in place so that `body` is inlined into it;
-    /// other tokenizers go through ``Tokenizer/enumerateTokens(inUTF8:_:)``, and their words
-    /// are looked at for joiners.
+    /// Calls `body` with each token, running the standard word scanner's loop in place so that
+    /// `body` is inlined into it; other tokenizers go through ``Tokenizer/enumerateTokens(inUTF8:_:)``.
     @inline(__always)
     private static func forEachToken(of tokenizer: Tokenizer, in bytes: UnsafeBufferPointer<UInt8>,
-                                     _ body: (Token, _ joined: Bool) -> Void) {
+                                     _ body: (Token) -> Void) {
         guard tokenizer.unit == .word && tokenizer.segmentation == .standard else {
-            tokenizer.enumerateTokens(inUTF8: bytes) { token in
-                let isWord = token.kind == .word || token.kind == .number
-                body(token, isWord && partCount(of: UnsafeBufferPointer(rebasing: bytes[token.range])) > 1)
-            }
+            tokenizer.enumerateTokens(inUTF8: bytes, body)
             return
         }
         var scanner = WordScanner(bytes)
-        while let token = scanner.next() {
-            body(token, (token.kind == .word || token.kind == .number) && scanner.lastWordIsJoined)
-        }
+        while let token = scanner.next() { body(token) }
     }
 
-    /// Calls `body` with each part of a word or number, split at its joiners (`'`, `’`, `.`, `-`,
-    /// `_`, U+2010, U+2011, and the numeric separators): `open` and `source` for `open-source`.
-    /// Kept out of line: few tokens have parts.
-    @inline(never)
+    /// Calls `body` with each part of a word or number that has joiners inside (`'`, `’`, `.`,
+    /// `-`, `_`, U+2010, U+2011, and the numeric separators), the parts between its joiners:
+    /// `open` and `source` for `open-source`. A token without joiners has no parts. Most tokens
+    /// are ASCII letters and digits only, which one pass over the byte classes rules out.
+    @inline(__always)
     static func forEachPart(of token: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        let byteClass = ScalarClassifier.byteTable
+        guard token.contains(where: { !byteClass[Int($0)].isAlphanumeric }) else { return }
+        splitAtJoiners(token, body)
+    }
+
+    /// The work of ``forEachPart(of:_:)`` for a token that may have joiners, out of line.
+    @inline(never)
+    private static func splitAtJoiners(_ token: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         let scanner = WordScanner(token)
         var start = 0
         var index = 0
+        var split = false
         while index < token.count {
             let (scalarClass, length) = scanner.peek(index)
             if scalarClass.isJoiner {
                 if index > start { body(UnsafeBufferPointer(rebasing: token[start..<index])) }
                 start = index + length
+                split = true
             }
             index += length
         }
-        if index > start { body(UnsafeBufferPointer(rebasing: token[start..<index])) }
-    }
-
-    /// The number of parts ``forEachPart(of:_:)`` finds.
-    private static func partCount(of token: UnsafeBufferPointer<UInt8>) -> Int {
-        var count = 0
-        forEachPart(of: token) { _ in count += 1 }
-        return count
+        if split && index > start { body(UnsafeBufferPointer(rebasing: token[start..<index])) }
     }
 
     /// Calls `body` with the hash of each normalized part of a joined token.
-    @inline(never)
+    @inline(__always)
     private static func forEachPartHash(of token: UnsafeBufferPointer<UInt8>, _ normalization: TextNormalization,
                                         _ body: (UInt64) -> Void) {
         forEachPart(of: token) { part in
@@ -218,7 +215,7 @@ extension Featurizer {
         scratch.hashes.removeAll(keepingCapacity: true)
         scratch.text.reserveCapacity(2 * bytes.count + 16)
         var going = true
-        Self.forEachToken(of: configuration.tokenizer, in: bytes) { token, joined in
+        Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
             guard going else { return }
             let start = scratch.text.count
             let position = scratch.tokens.count
@@ -261,7 +258,7 @@ extension Featurizer {
                     going = scratch.key.withUnsafeBufferPointer { body(hash.value, $0) }
                 }
             }
-            if going, configuration.wordParts, joined {
+            if going, configuration.wordParts, token.isWordOrNumber {
                 Self.forEachPart(of: UnsafeBufferPointer(rebasing: bytes[token.range])) { part in
                     guard going else { return }
                     scratch.key.removeAll(keepingCapacity: true)
@@ -269,7 +266,7 @@ extension Featurizer {
                     going = scratch.key.withUnsafeBufferPointer { body(FeatureHash.of($0), $0) }
                 }
             }
-            if going, let lengths = configuration.characterNGrams, token.kind == .word || token.kind == .number {
+            if going, let lengths = configuration.characterNGrams, token.isWordOrNumber {
                 // `#`, then n scalars of `<token>`.
                 let word = scratch.text[start..<end]
                 let scalarCount = scratch.characters.pad { $0.append(contentsOf: word) }
@@ -323,4 +320,9 @@ struct FeatureKeyScratch {
     var key: [UInt8] = []
     /// The padded token of character n-grams.
     var characters = FeatureScratch()
+}
+
+extension Token {
+    /// Whether the token is a word or a number, the kinds that have parts and character n-grams.
+    var isWordOrNumber: Bool { kind == .word || kind == .number }
 }

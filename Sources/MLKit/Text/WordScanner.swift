@@ -17,9 +17,6 @@ struct WordScanner {
     @usableFromInline var position: Int
     /// ``ScalarClassifier/byteTable``, copied once.
     @usableFromInline let byteClass: UnsafePointer<ScalarClass>
-    /// Whether the last word or number token returned has a joiner inside (`open-source`,
-    /// `don't`, `3.14`); meaningless after a token of another kind.
-    @usableFromInline var lastWordIsJoined = false
 
     @inlinable
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
@@ -101,7 +98,6 @@ struct WordScanner {
         var index = start + length
         var last = first  // the class of the last letter or digit taken
         var seen = first.rawValue  // letter (1) and digit (2) bits seen
-        var joined = false
         while true {
             // ASCII letters and digits, the common case: eight bytes at a time, then one by one.
             while index + 8 <= end {
@@ -135,7 +131,6 @@ struct WordScanner {
             } else if scalarClass.isJoiner, index + length < end {
                 let (nextClass, nextLength) = peek(index + length)
                 guard Self.joins(scalarClass, between: last, and: nextClass) else { break }
-                joined = true
                 last = nextClass
                 seen |= nextClass.rawValue
                 index += length + nextLength
@@ -144,7 +139,6 @@ struct WordScanner {
             }
         }
         position = index
-        lastWordIsJoined = joined
         return Token(range: start..<index, kind: seen & ScalarClass.letter.rawValue != 0 ? .word : .number)
     }
 
