@@ -100,6 +100,39 @@ struct PredictionTests {
         #expect(Self.classifier.predictions(for: texts, threads: 2) == single)
     }
 
+    @Test("The label and the rankings follow the probabilities, which they skip computing",
+          arguments: [TextClassifierParameters.Algorithm.naiveBayes, .linearSVM, .maxEnt, .embedding])
+    func labelsFollowProbabilities(algorithm: TextClassifierParameters.Algorithm) throws {
+        let headlines = try Reference.headlines()
+        let classifier = try TextClassifier(trainingData: headlines, parameters: .init(algorithm: algorithm))
+        let texts = headlines.examples.map(\.text) + ["", "revenue law", "a new phone for the president"]
+        for text in texts {
+            let ranked = classifier.rankedLabels(for: text, maximumCount: classifier.labels.count)
+            #expect(classifier.predictedLabel(for: text) == ranked.first?.label, "\(text)")
+        }
+        #expect(classifier.predictions(for: texts) == texts.map { classifier.rankedLabels(for: $0, maximumCount: 1).first?.label })
+    }
+
+    @Test("Platt order values rank the classes as the probabilities do")
+    func plattOrder() {
+        var generator = SplitMix64(seed: 7)
+        func uniform() -> Float { Float(generator.next() >> 40) / Float(1 << 24) }
+        for _ in 0..<200 {
+            let classes = 6
+            let a = (0..<classes).map { _ in -0.5 - 4 * uniform() }
+            let b = (0..<classes).map { _ in 2 * uniform() - 1 }
+            let model = LinearModel(features: 1, classes: classes, weights: [Float](repeating: 0, count: classes),
+                                    bias: [Float](repeating: 0, count: classes), probability: .platt(a: a, b: b))
+            let scores = (0..<classes).map { _ in 6 * uniform() - 3 }
+            var probabilities = scores, order = scores
+            probabilities.withUnsafeMutableBufferPointer { model.probabilities(fromScores: $0) }
+            order.withUnsafeMutableBufferPointer { model.order(fromScores: $0) }
+            let byProbability = probabilities.withUnsafeMutableBufferPointer { TextClassifier.ranking($0, classes) }
+            let byOrder = order.withUnsafeMutableBufferPointer { TextClassifier.ranking($0, classes) }
+            #expect(byProbability == byOrder)
+        }
+    }
+
     @Test("One classifier serves many threads at once with the same answers")
     func concurrency() async throws {
         let texts = try Reference.headlines().examples.map(\.text)

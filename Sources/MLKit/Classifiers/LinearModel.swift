@@ -54,6 +54,15 @@ struct LinearModel: Sendable, Equatable {
     /// they are added: below it the matrix mostly sits in the cache.
     static let prefetchThreshold = 1 << 20
 
+    /// Turns the scores in `values` into values in the order of the probabilities, in place,
+    /// without computing them: what a label or a ranking needs.
+    func order(fromScores values: UnsafeMutableBufferPointer<Float>) {
+        // Softmax increases with the score. Platt's p_c ∝ 1 / (1 + exp(a_c·s_c + b_c)) decreases
+        // with a_c·s_c + b_c, and the normalization divides every class by the same total.
+        guard case .platt(let a, let b) = probability else { return }
+        for lane in values.indices { values[lane] = -(a[lane] * values[lane] + b[lane]) }
+    }
+
     /// Turns the scores in `values` into probabilities, in place.
     func probabilities(fromScores values: UnsafeMutableBufferPointer<Float>) {
         switch probability {

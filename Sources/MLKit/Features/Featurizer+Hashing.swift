@@ -82,7 +82,7 @@ extension Featurizer {
                 previousWasIdeographic = isIdeographic
                 if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
                 if let lengths = characterNGrams, token.isWordOrNumber {
-                    forEachCharacterNGramHash(of: slice, lengths: lengths, scratch: &scratch, body)
+                    Self.forEachCharacterNGramHash(of: slice, lengths: lengths, normalization, scratch: &scratch, body)
                 }
             }
         }
@@ -108,8 +108,10 @@ extension Featurizer {
     @inline(__always)
     static func forEachPart(of token: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         let byteClass = ScalarClassifier.byteTable
-        guard token.contains(where: { !byteClass[Int($0)].isAlphanumeric }) else { return }
-        splitAtJoiners(token, body)
+        for byte in token where !byteClass[Int(byte)].isAlphanumeric {
+            splitAtJoiners(token, body)
+            return
+        }
     }
 
     /// The work of ``forEachPart(of:_:)`` for a token that may have joiners, out of line.
@@ -179,9 +181,9 @@ extension Featurizer {
     }
 
     /// Hashes the character n-grams of one token, padded as `<token>`, with the key prefix `#`.
-    private func forEachCharacterNGramHash(of token: UnsafeBufferPointer<UInt8>, lengths: ClosedRange<Int>,
-                                           scratch: inout FeatureScratch, _ body: (UInt64) -> Void) {
-        let normalization = configuration.tokenizer.normalization
+    private static func forEachCharacterNGramHash(of token: UnsafeBufferPointer<UInt8>, lengths: ClosedRange<Int>,
+                                                  _ normalization: TextNormalization, scratch: inout FeatureScratch,
+                                                  _ body: (UInt64) -> Void) {
         let scalarCount = scratch.pad { padded in normalization.forEachNormalizedByte(of: token) { padded.append($0) } }
         var prefix = FeatureHash()
         prefix.combine(UInt8(ascii: "#"))

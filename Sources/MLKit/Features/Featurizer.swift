@@ -158,10 +158,12 @@ public struct Featurizer: Sendable {
                         if hashed < hashes.count { hashes[hashed] = hash }
                         hashed += 1
                     }
-                    for position in 0..<min(hashed, hashes.count) {
-                        guard let index = vocabulary.index(ofHash: hashes[position]) else { continue }
-                        raw[found] = Int32(truncatingIfNeeded: index)
-                        found += 1
+                    vocabulary.withLookup { lookup in
+                        for position in 0..<min(hashed, hashes.count) {
+                            guard let index = lookup.index(ofHash: hashes[position]) else { continue }
+                            raw[found] = Int32(truncatingIfNeeded: index)
+                            found += 1
+                        }
                     }
                 }
                 // More hashes than room: report that many, so the caller grows the buffer.

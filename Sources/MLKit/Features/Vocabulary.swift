@@ -18,7 +18,7 @@ final class Vocabulary: Sendable {
     private let slots: [Slot]
 
     /// One slot of the table.
-    private struct Slot {
+    fileprivate struct Slot {
         /// The key's hash.
         var hash: UInt64 = 0
         /// The key's index + 1, or 0 when the slot is empty.
@@ -52,15 +52,32 @@ final class Vocabulary: Sendable {
 
     /// The index of the key with this hash, or `nil`.
     /// - Complexity: O(1) expected.
-    @inline(__always)
     func index(ofHash hash: UInt64) -> Int? {
-        let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
-        while true {
-            let found = slots[slot]
-            if found.entry == 0 { return nil }
-            if found.hash == hash { return Int(found.entry) - 1 }
-            slot = (slot + 1) & mask
+        withLookup { $0.index(ofHash: hash) }
+    }
+
+    /// Calls `body` with a view of the table for many lookups: no reference counting and no
+    /// bounds checks inside the loop that featurizes a text.
+    @inline(__always)
+    func withLookup<R>(_ body: (Lookup) -> R) -> R {
+        slots.withUnsafeBufferPointer { body(Lookup(slots: $0.baseAddress!, mask: $0.count - 1)) }
+    }
+
+    /// The table, valid only inside ``withLookup(_:)``.
+    struct Lookup {
+        fileprivate let slots: UnsafePointer<Slot>
+        fileprivate let mask: Int
+
+        /// The index of the key with this hash, or `nil`.
+        @inline(__always)
+        func index(ofHash hash: UInt64) -> Int? {
+            var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+            while true {
+                let found = slots[slot]
+                if found.entry == 0 { return nil }
+                if found.hash == hash { return Int(found.entry) - 1 }
+                slot = (slot + 1) & mask
+            }
         }
     }
 }

@@ -64,8 +64,8 @@ extension TextClassifier {
         let rankings = Parallel.map(examples.count, threads: Parallel.defaultThreadCount) { rows in
             var rankings: [[Int]] = []
             rankings.reserveCapacity(rows.count)
-            classifier.forEachProbabilities(rows: rows, text: { examples[$0].text }) { _, probabilities in
-                rankings.append(Self.ranking(probabilities, 5))
+            classifier.forEachClassValues(.order, rows: rows, text: { examples[$0].text }) { _, values in
+                rankings.append(Self.ranking(values, 5))
             }
             return rankings
         }.flatMap { $0 }

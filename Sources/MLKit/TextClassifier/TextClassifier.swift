@@ -79,8 +79,8 @@ public struct TextClassifier: Sendable {
     /// - Returns: A label, or `nil` if the classifier has none.
     public func predictedLabel(for text: String) -> String? {
         let storage = self.storage
-        return withProbabilities(for: text) { probabilities in
-            Self.argmax(probabilities).map { storage.labels[$0] }
+        return withClassValues(.order, for: text) { values in
+            Self.argmax(values).map { storage.labels[$0] }
         }
     }
 
@@ -90,7 +90,7 @@ public struct TextClassifier: Sendable {
     ///   - maximumCount: How many labels to return at most.
     /// - Returns: Up to `maximumCount` labels, the most likely ones, with probabilities in [0, 1].
     public func predictedLabelHypotheses(for text: String, maximumCount: Int) -> [String: Double] {
-        withProbabilities(for: text) { hypotheses(from: $0, maximumCount: maximumCount) }
+        withClassValues(.probabilities, for: text) { hypotheses(from: $0, maximumCount: maximumCount) }
     }
 
     /// The ranked labels of `text`, most likely first, with their probabilities.
@@ -99,7 +99,7 @@ public struct TextClassifier: Sendable {
     ///   - maximumCount: How many labels to return at most.
     /// - Returns: Pairs of label and probability, in decreasing probability.
     public func rankedLabels(for text: String, maximumCount: Int) -> [(label: String, probability: Double)] {
-        withProbabilities(for: text) { probabilities in
+        withClassValues(.probabilities, for: text) { probabilities in
             Self.ranking(probabilities, maximumCount).map { (labels[$0], Double(probabilities[$0])) }
         }
     }
@@ -114,8 +114,8 @@ public struct TextClassifier: Sendable {
         let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
             var labels: [String] = []
             labels.reserveCapacity(rows.count)
-            classifier.forEachProbabilities(rows: rows, text: { texts[$0] }) { _, probabilities in
-                labels.append(Self.argmax(probabilities).map { classifier.labels[$0] } ?? "")
+            classifier.forEachClassValues(.order, rows: rows, text: { texts[$0] }) { _, values in
+                labels.append(Self.argmax(values).map { classifier.labels[$0] } ?? "")
             }
             return labels
         }
@@ -141,28 +141,30 @@ public struct TextClassifier: Sendable {
 
     // MARK: Internals
 
-    /// Featurizes `text`, scores it, and passes the probabilities to `body`, using this
+    /// Featurizes `text`, scores it, and passes its class values to `body`, using this
     /// thread's reusable workspace.
-    func withProbabilities<R>(for text: String, _ body: (UnsafeMutableBufferPointer<Float>) -> R) -> R {
+    func withClassValues<R>(_ kind: ClassValues, for text: String, _ body: (UnsafeMutableBufferPointer<Float>) -> R) -> R {
         var result: R?
-        forEachProbabilities(rows: 0..<1, text: { _ in text }) { _, probabilities in result = body(probabilities) }
+        forEachClassValues(kind, rows: 0..<1, text: { _ in text }) { _, values in result = body(values) }
         return result!
     }
 
     /// Featurizes and scores the texts of `rows` one after another on this thread, passing each
-    /// one's probabilities to `body`, with this thread's reusable workspace. The workspace, the
+    /// one's class values to `body`, with this thread's reusable workspace. The workspace, the
     /// featurizer and the model are fetched once rather than per text: each fetch would
     /// retain and release references that every thread shares.
-    /// - Parameter text: The text of a row.
-    func forEachProbabilities(rows: Range<Int>, text: (Int) -> String,
-                              _ body: (Int, UnsafeMutableBufferPointer<Float>) -> Void) {
+    /// - Parameters:
+    ///   - kind: Probabilities, or only their order (enough for a label or a ranking).
+    ///   - text: The text of a row.
+    func forEachClassValues(_ kind: ClassValues, rows: Range<Int>, text: (Int) -> String,
+                            _ body: (Int, UnsafeMutableBufferPointer<Float>) -> Void) {
         let workspace = PredictionWorkspace.current
         let featurizer = storage.featurizer, model = storage.model
         let features = workspace.features
         workspace.withScores(count: storage.labels.count) { scores in
             for row in rows {
                 Tokenizer.withUTF8(text(row)) { featurizer.features(of: $0, into: &features.pointee) }
-                model.probabilities(of: features, into: scores)
+                model.classValues(kind, of: features, into: scores)
                 body(row, scores)
             }
         }
@@ -185,7 +187,7 @@ public struct TextClassifier: Sendable {
         featurizer.applyWeighting(to: &buffer)
         var probabilities = [Float](repeating: 0, count: labels.count)
         probabilities.withUnsafeMutableBufferPointer { output in
-            withUnsafeMutablePointer(to: &buffer) { model.probabilities(of: $0, into: output) }
+            withUnsafeMutablePointer(to: &buffer) { model.classValues(.probabilities, of: $0, into: output) }
         }
         return probabilities
     }
@@ -246,7 +248,7 @@ enum ClassifierModel: Sendable {
             rankings.reserveCapacity(rows.count)
             withUnsafeTemporaryAllocation(of: Float.self, capacity: classes) { output in
                 matrix.forEachRow(in: rows) { _, indices, values in
-                    model.probabilities(indices: indices, values: values, into: output)
+                    model.classValues(.order, indices: indices, values: values, into: output)
                     rankings.append(TextClassifier.ranking(output, maximumCount))
                 }
             }
@@ -254,29 +256,40 @@ enum ClassifierModel: Sendable {
         }.flatMap { $0 }
     }
 
-    /// Writes the probability of each class for one featurized text into `output`. The buffer
-    /// is read in place, behind a pointer: passing it by value would copy its six arrays'
-    /// references for every text.
-    func probabilities(of features: UnsafeMutablePointer<FeatureBuffer>, into output: UnsafeMutableBufferPointer<Float>) {
+    /// Writes the class values of one featurized text into `output`. The buffer is read in
+    /// place, behind a pointer: passing it by value would copy its six arrays' references for
+    /// every text.
+    func classValues(_ kind: ClassValues, of features: UnsafeMutablePointer<FeatureBuffer>,
+                     into output: UnsafeMutableBufferPointer<Float>) {
         features.pointee.indices.withUnsafeBufferPointer { indices in
             features.pointee.values.withUnsafeBufferPointer { values in
                 let count = features.pointee.count
-                probabilities(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
-                              values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
+                classValues(kind, indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
+                            values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
             }
         }
     }
 
-    /// Writes the probability of each class for one sparse row of features into `output`.
-    func probabilities(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
-                       into output: UnsafeMutableBufferPointer<Float>) {
+    /// Writes the class values of one sparse row of features into `output`.
+    func classValues(_ kind: ClassValues, indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
+                     into output: UnsafeMutableBufferPointer<Float>) {
         switch self {
         case .linear(let model):
             model.scores(indices: indices, values: values, into: output)
-            model.probabilities(fromScores: output)
+            if kind == .probabilities { model.probabilities(fromScores: output) } else { model.order(fromScores: output) }
         case .embedding(let model):
+            // Softmax keeps the order of the scores.
             model.scores(indices: indices, values: values, into: output)
-            model.probabilities(fromScores: output)
+            if kind == .probabilities { model.probabilities(fromScores: output) }
         }
     }
+}
+
+/// What a prediction writes for each class.
+enum ClassValues {
+    /// The probabilities, which sum to 1.
+    case probabilities
+    /// Values in the order of the probabilities, without their exponentials and normalization:
+    /// enough to pick the label or rank the classes, and cheaper.
+    case order
 }
