@@ -12,6 +12,10 @@ import MLKit
 if CommandLine.arguments.dropFirst().first == "compare" {
     exit(runComparison(Array(CommandLine.arguments.dropFirst(2))))
 }
+// `passes` is the interleaved prediction benchmark's mlkit side (PredictionPasses.swift).
+if CommandLine.arguments.dropFirst().first == "passes" {
+    exit(runPredictionPasses(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 let rounds = 5
 
