@@ -116,7 +116,8 @@ extension Featurizer {
 
     /// The work of ``forEachPart(of:_:)`` for a token that may have joiners, out of line.
     @inline(never)
-    private static func splitAtJoiners(_ token: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+    private static func splitAtJoiners(_ token: UnsafeBufferPointer<UInt8>,
+                                       _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         let scanner = WordScanner(token)
         var start = 0
         var index = 0

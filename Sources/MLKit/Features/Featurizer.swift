@@ -139,7 +139,8 @@ public struct Featurizer: Sendable {
 
     /// An upper bound on the features of a text of `byteCount` bytes, without NFKC expansion.
     private func featureEstimate(byteCount: Int) -> Int {
-        var perByte = configuration.maxWordNGram + (configuration.scriptBigrams ? 1 : 0) + (configuration.wordParts ? 1 : 0)
+        var perByte = configuration.maxWordNGram + (configuration.scriptBigrams ? 1 : 0)
+            + (configuration.wordParts ? 1 : 0)
         if let lengths = configuration.characterNGrams { perByte += 3 * lengths.count }
         return 16 + byteCount * perByte
     }

@@ -74,8 +74,8 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
     ///   - sublinearTF: `1 + ln(count)` (default `false`).
     ///   - l2Normalize: Unit-length vectors (default `false`).
     public init(tokenizer: Tokenizer = Tokenizer(), maxWordNGram: Int = 1, characterNGrams: ClosedRange<Int>? = nil,
-                scriptBigrams: Bool = true, wordParts: Bool = false, indexing: Indexing = .hashed(bits: 20), weighting: Weighting = .counts,
-                sublinearTF: Bool = false, l2Normalize: Bool = false) {
+                scriptBigrams: Bool = true, wordParts: Bool = false, indexing: Indexing = .hashed(bits: 20),
+                weighting: Weighting = .counts, sublinearTF: Bool = false, l2Normalize: Bool = false) {
         self.tokenizer = tokenizer
         self.maxWordNGram = maxWordNGram
         self.characterNGrams = characterNGrams
