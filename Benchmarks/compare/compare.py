@@ -232,20 +232,25 @@ def work_sklearn(method, train, test, work, calls, quantize):
                 model_bytes=file_bytes(path), pred=[str(p) for p in pred], notes=notes)
 
 
-def work_fasttext(method, train, test, work, calls, quantize):
+def train_fasttext(xtr, ytr, work: Path, params: dict):
+    """Write fastText's training file into `work` and train on it; returns (model, its path)."""
     import fasttext
 
+    train_file = work / "train.txt"
+    with open(train_file, "w", encoding="utf-8") as f:
+        for text, label in zip(xtr, ytr):
+            f.write(f"__label__{label} {fasttext_clean(text)}\n")
+    return fasttext.train_supervised(input=str(train_file), **params), train_file
+
+
+def work_fasttext(method, train, test, work, calls, quantize):
     (xtr, ytr), (xte, yte) = train, test
     params = dict(thread=2, verbose=0)
     if method == "fasttext-tuned":
         params.update(epoch=25, lr=1.0, wordNgrams=2)
 
     t0 = time.perf_counter()
-    train_file = work / "train.txt"
-    with open(train_file, "w", encoding="utf-8") as f:
-        for text, label in zip(xtr, ytr):
-            f.write(f"__label__{label} {fasttext_clean(text)}\n")
-    model = fasttext.train_supervised(input=str(train_file), **params)
+    model, train_file = train_fasttext(xtr, ytr, work, params)
     train_s = time.perf_counter() - t0
 
     bin_path = work / "model.bin"

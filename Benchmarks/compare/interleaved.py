@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-from compare import ALL_DATASETS, fasttext_clean, load_split  # noqa: E402
+from compare import ALL_DATASETS, fasttext_clean, load_split, train_fasttext  # noqa: E402
 
 
 def main() -> None:
@@ -42,8 +42,6 @@ def main() -> None:
     ap.add_argument("--bin", default=str(REPO / ".build/release"), help="folder of the release binaries")
     args = ap.parse_args()
 
-    import fasttext
-
     data = Path(args.data_dir)
     rows = []
     for dataset in args.datasets:
@@ -52,10 +50,7 @@ def main() -> None:
         batch = xte * repeat
         with tempfile.TemporaryDirectory() as work:
             work = Path(work)
-            train_file = work / "train.txt"
-            train_file.write_text("".join(f"__label__{y} {fasttext_clean(x)}\n" for x, y in zip(xtr, ytr)),
-                                  encoding="utf-8")
-            peer = fasttext.train_supervised(input=str(train_file), thread=2, verbose=0)
+            peer, _ = train_fasttext(xtr, ytr, work, dict(thread=2, verbose=0))
             model = work / "model.mlkit"
             subprocess.run([f"{args.bin}/mlkit", "train", str(data / f"{dataset}.train.json"), "-o", str(model)],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

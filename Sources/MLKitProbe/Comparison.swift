@@ -99,7 +99,7 @@ func runComparison(_ arguments: [String]) -> Int32 {
 }
 
 /// Seconds on the monotonic clock.
-private func monotonicSeconds() -> Double {
+func monotonicSeconds() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9

@@ -21,12 +21,10 @@ func runPredictionPasses(_ arguments: [String]) -> Int32 {
         let output = FileHandle.standardOutput  // unbuffered: the parent waits for each line
         output.write(Data("ready \(texts.count)\n".utf8))
         while readLine() != nil {
-            var start = timespec(), end = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &start)
+            let start = monotonicSeconds()
             let labels = classifier.predictions(for: texts)
-            clock_gettime(CLOCK_MONOTONIC, &end)
+            let seconds = monotonicSeconds() - start
             precondition(labels.count == texts.count)
-            let seconds = Double(end.tv_sec - start.tv_sec) + Double(end.tv_nsec - start.tv_nsec) * 1e-9
             output.write(Data("\(seconds)\n".utf8))
         }
         return 0

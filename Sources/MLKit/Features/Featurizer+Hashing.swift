@@ -103,12 +103,14 @@ extension Featurizer {
 
     /// Calls `body` with each part of a word or number that has joiners inside (`'`, `’`, `.`,
     /// `-`, `_`, U+2010, U+2011, and the numeric separators), the parts between its joiners:
-    /// `open` and `source` for `open-source`. A token without joiners has no parts. Most tokens
-    /// are ASCII letters and digits only, which one pass over the byte classes rules out.
+    /// `open` and `source` for `open-source`. A token without joiners has no parts. One pass over
+    /// the bytes rules out the rest: a joiner is an ASCII joiner byte, or starts with 0xE2
+    /// (U+2010, U+2011, U+2019) or 0xD9 (U+066B, U+066C), so words of other scripts skip the
+    /// scalar walk too.
     @inline(__always)
     static func forEachPart(of token: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         let byteClass = ScalarClassifier.byteTable
-        for byte in token where !byteClass[Int(byte)].isAlphanumeric {
+        for byte in token where byteClass[Int(byte)].isJoiner || byte == 0xE2 || byte == 0xD9 {
             splitAtJoiners(token, body)
             return
         }

@@ -243,9 +243,9 @@ struct TrainingPlan {
         let counting = try Featurizer(fitting: known.map(\.text), configuration: candidate.features.counting,
                                       recoveringTerms: true, threads: threads,
                                       counted: counts[candidate.features.counting])
-        let counts = counting.matrix(for: known.map(\.text), threads: threads)
-        let featurizer = counting.reweighted(as: candidate.features, trainingCounts: counts)
-        let problem = problem(known, matrix: featurizer.weighting(counts))
+        let countMatrix = counting.matrix(for: known.map(\.text), threads: threads)
+        let featurizer = counting.reweighted(as: candidate.features, trainingCounts: countMatrix)
+        let problem = problem(known, matrix: featurizer.weighting(countMatrix))
         defer { report("done", 1) }
         var model = try trainModel(candidate, problem, validation: nil, calibration: calibration)
         if let calibration, case .linear(let linear) = model { model = .linear(linear.with(probability: calibration)) }
