@@ -97,7 +97,8 @@ public struct Featurizer: Sendable {
     /// - Returns: One vector per text, in order.
     public func vectors(for texts: [String], threads: Int = 0) -> [SparseVector] {
         let featurizer = self
-        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
+        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads,
+                                 balancingChunks: true) { rows in
             var buffer = FeatureBuffer()
             return rows.map { row in
                 Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &buffer) }
@@ -151,8 +152,9 @@ public struct Featurizer: Sendable {
         var found = 0
         buffer.raw.withUnsafeMutableBufferPointer { raw in
             if let vocabulary {
-                // All the hashes first, then all the lookups: the lookups do not depend on one
-                // another, so the processor overlaps their cache misses in a large table.
+                // All the hashes first, then a prefetch of every first slot, then the lookups:
+                // they do not depend on one another, so their cache misses in a large table
+                // overlap.
                 var hashed = 0
                 buffer.hashes.withUnsafeMutableBufferPointer { hashes in
                     forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
@@ -160,6 +162,7 @@ public struct Featurizer: Sendable {
                         hashed += 1
                     }
                     vocabulary.withLookup { lookup in
+                        for position in 0..<min(hashed, hashes.count) { lookup.prefetch(hash: hashes[position]) }
                         for position in 0..<min(hashed, hashes.count) {
                             guard let index = lookup.index(ofHash: hashes[position]) else { continue }
                             raw[found] = Int32(truncatingIfNeeded: index)
@@ -322,7 +325,8 @@ extension Featurizer {
     /// The result does not depend on the thread count.
     func matrix(for texts: [String], threads: Int = 0) -> SparseMatrix {
         let featurizer = self
-        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads) { rows in
+        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads,
+                                 balancingChunks: true) { rows in
             var matrix = SparseMatrix(columns: featurizer.dimension)
             var buffer = FeatureBuffer()
             for row in rows {

@@ -1,7 +1,3 @@
-#if !canImport(Accelerate)
-internal import CBLAS
-#endif
-
 /// Hand-written SIMD kernels for the sparse shapes of linear text classification.
 ///
 /// Weights are feature-major, as in LIBLINEAR: row `f` holds the `classes` weights of
@@ -69,19 +65,17 @@ enum SparseKernels {
     /// far larger than the cache. A hint: it changes no result.
     @inline(__always)
     static func prefetchRows(indices: UnsafeBufferPointer<Int32>, weights: UnsafePointer<Float>, classes: Int) {
-        #if !canImport(Accelerate)
         let rowBytes = classes &* MemoryLayout<Float>.stride
         let raw = UnsafeRawPointer(weights)
         for index in indices {
             let row = raw + Int(index) &* rowBytes
             var offset = 0
             while offset < rowBytes {
-                mlkit_prefetch(row + offset)
+                prefetchForReading(row + offset)
                 offset &+= 64
             }
-            mlkit_prefetch(row + rowBytes - 1)
+            prefetchForReading(row + rowBytes - 1)
         }
-        #endif
     }
 
     /// `W[index_i, :] += scale · value_i · gradient` over a document's non-zero features:

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Runs work on several threads with fixed, contiguous chunks, so that results depend only on
 /// the thread count and never on scheduling.
@@ -21,6 +22,31 @@ enum Parallel {
         let results = ResultSlots<T>(count: ranges.count)
         DispatchQueue.concurrentPerform(iterations: ranges.count) { part in
             results.store(body(ranges[part]), at: part)
+        }
+        return results.values
+    }
+
+    /// The number of chunks per thread of ``map(_:threads:balancingChunks:_:)``.
+    static let balancingChunksPerThread = 64
+
+    /// Like ``map(_:threads:_:)``, for work whose rows are independent: `0..<count` is split into
+    /// many small chunks, ``balancingChunksPerThread`` per thread, that `threads` workers claim
+    /// one after another. A worker that the machine slows down (another process, a noisy
+    /// neighbour of a virtual machine) then holds up the others by one small chunk, not by its
+    /// whole share. The chunks depend only on `count` and `threads`, so neither do the results.
+    static func map<T: Sendable>(_ count: Int, threads: Int, balancingChunks: Bool,
+                                 _ body: @Sendable (Range<Int>) -> T) -> [T] {
+        guard balancingChunks, threads > 1, count > threads else { return map(count, threads: threads, body) }
+        let ranges = chunks(of: count, threads: threads * balancingChunksPerThread)
+        let workers = threads
+        let results = ResultSlots<T>(count: ranges.count)
+        let claimed = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let part = claimed.add(1, ordering: .relaxed).oldValue
+                guard part < ranges.count else { return }
+                results.store(body(ranges[part]), at: part)
+            }
         }
         return results.values
     }
