@@ -61,6 +61,10 @@ struct FeatureHashAgreementTests {
               maxWordNGram: 2, characterNGrams: 1...3),
         .init(wordParts: true),
         .init(maxWordNGram: 3, characterNGrams: 2...3, wordParts: true),
+        // The path of words and bigrams, with and without each extra (what `auto` trains).
+        .init(scriptBigrams: false),
+        .init(maxWordNGram: 2, wordParts: true),
+        .init(maxWordNGram: 2, scriptBigrams: false),
     ]
 
     @Test("Every feature hash equals FNV-1a of its reference key", arguments: configurations)

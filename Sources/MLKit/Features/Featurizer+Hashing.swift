@@ -11,37 +11,67 @@ extension Featurizer {
                             _ body: (UInt64) -> Void) {
         let configuration = self.configuration
         let normalization = configuration.tokenizer.normalization
-        if configuration.maxWordNGram == 1 && configuration.characterNGrams == nil {
-            // Words, and bigrams of adjacent ideographs: the default. The word's hash stays in a
-            // register; a script bigram continues from the previous ideograph's hash.
+        if configuration.maxWordNGram <= 2 && configuration.characterNGrams == nil {
+            // Words, word bigrams if asked, and bigrams of adjacent ideographs: what `auto`
+            // trains. The previous word's hash stays in a register, and the bigrams continue
+            // from it while this word's bytes stream by once.
+            let wordBigrams = configuration.maxWordNGram == 2
             let scriptBigrams = configuration.scriptBigrams
             let wordParts = configuration.wordParts
+            var previousWord: UInt64?
             var previousEnd = -1
-            var previousIdeograph: UInt64?
+            var previousWasIdeographic = false
             Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
-                var hash = FeatureHash()
-                guard scriptBigrams && token.kind == .ideographic else {
-                    normalization.forEachNormalizedByte(of: slice) { hash.combine($0) }
-                    body(hash.value)
-                    if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
-                    previousIdeograph = nil
-                    return
-                }
-                if let previous = previousIdeograph, previousEnd == token.range.lowerBound {
+                let isIdeographic = token.kind == .ideographic
+                var word = FeatureHash()
+                if let previous = previousWord {
+                    let scriptBigram = scriptBigrams && isIdeographic && previousWasIdeographic
+                        && previousEnd == token.range.lowerBound
+                    // "a b", then "ab" for two adjacent ideographs.
                     var bigram = FeatureHash(continuing: previous)
-                    normalization.forEachNormalizedByte(of: slice) { byte in
-                        hash.combine(byte)
-                        bigram.combine(byte)
+                    bigram.combine(0x20)
+                    let script = FeatureHash(continuing: previous)
+                    switch (wordBigrams, scriptBigram) {
+                    case (true, false):
+                        normalization.forEachNormalizedByte(of: slice) { byte in
+                            word.combine(byte)
+                            bigram.combine(byte)
+                        }
+                        body(word.value)
+                        body(bigram.value)
+                    case (true, true):
+                        var states = (word, bigram, script)
+                        normalization.forEachNormalizedByte(of: slice) { byte in
+                            states.0.combine(byte)
+                            states.1.combine(byte)
+                            states.2.combine(byte)
+                        }
+                        word = states.0
+                        body(word.value)
+                        body(states.1.value)
+                        body(states.2.value)
+                    case (false, true):
+                        var states = (word, script)
+                        normalization.forEachNormalizedByte(of: slice) { byte in
+                            states.0.combine(byte)
+                            states.1.combine(byte)
+                        }
+                        word = states.0
+                        body(word.value)
+                        body(states.1.value)
+                    case (false, false):
+                        normalization.forEachNormalizedByte(of: slice) { word.combine($0) }
+                        body(word.value)
                     }
-                    body(hash.value)
-                    body(bigram.value)
                 } else {
-                    normalization.forEachNormalizedByte(of: slice) { hash.combine($0) }
-                    body(hash.value)
+                    normalization.forEachNormalizedByte(of: slice) { word.combine($0) }
+                    body(word.value)
                 }
-                previousIdeograph = hash.value
+                previousWord = word.value
                 previousEnd = token.range.upperBound
+                previousWasIdeographic = isIdeographic
+                if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
             }
             return
         }
