@@ -144,6 +144,29 @@ struct FeatureHashAgreementTests {
         #expect(fast == keys.map(FeatureHash.of))
     }
 
+    @Test("Features counted in first-occurrence order are the ascending features")
+    func firstOccurrenceOrder() throws {
+        let repeats = (0..<400).map { "w\($0 % 37) w\($0 % 11)" }.joined(separator: " ")
+        let texts = Self.texts + [repeats]
+        let configuration = FeaturizerConfiguration(maxWordNGram: 2, wordParts: true, indexing: .vocabulary(.init()),
+                                                    weighting: .tfidf, sublinearTF: true, l2Normalize: true)
+        for featurizer in [try Featurizer(fitting: texts, configuration: configuration),
+                           try Featurizer(configuration: .init(maxWordNGram: 2, sublinearTF: true))] {
+            var buffer = FeatureBuffer()
+            for text in texts {
+                let ascending = featurizer.vector(for: text)
+                Tokenizer.withUTF8(text) { featurizer.features(of: $0, into: &buffer, ascending: false) }
+                let found = Array(zip(buffer.indices, buffer.values).prefix(buffer.count))
+                #expect(Set(found.map(\.0)).count == found.count, "each index once")
+                let sorted = found.sorted { $0.0 < $1.0 }
+                #expect(sorted.map(\.0) == ascending.indices)
+                for ((_, value), expected) in zip(sorted, ascending.values) {
+                    #expect(abs(value - expected) <= 1e-6 * max(1, abs(expected)))
+                }
+            }
+        }
+    }
+
     @Test("Batch featurization equals one text at a time, on any thread count")
     func batch() throws {
         let featurizer = try Featurizer(configuration: .init(maxWordNGram: 2))

@@ -123,7 +123,10 @@ public struct Featurizer: Sendable {
     /// Computes the features of UTF-8 text into the first `buffer.count` entries of
     /// `buffer.indices` and `buffer.values`, reusing the buffer's storage: after warm-up, no
     /// allocation.
-    func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer) {
+    /// - Parameter ascending: Whether the indices must be in ascending order, as in a
+    ///   ``SparseVector`` or a matrix row. Scoring one text does not need the order, and then
+    ///   the indices come in the order of their first occurrence, which is cheaper to get.
+    func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, ascending: Bool = true) {
         // A document has at most one token per byte and a bounded number of features per token;
         // only NFKC expansion with character n-grams can exceed the estimate, and then the
         // document is simply hashed again into a larger buffer.
@@ -134,7 +137,7 @@ public struct Featurizer: Sendable {
             found = collectIndices(of: bytes, into: &buffer)
             needed = found
         } while found > buffer.raw.count
-        buffer.countRawIndices(found)
+        if ascending { buffer.countRawIndices(found) } else { buffer.countRawIndicesInFirstOccurrence(found) }
         applyWeighting(to: &buffer)
     }
 
@@ -237,6 +240,9 @@ struct FeatureBuffer {
     var hashes: [UInt64] = []
     /// Working space for sorting ``raw``.
     var sortScratch: [Int32] = []
+    /// An open-addressing table from an index to its position in ``indices``, -1 when empty,
+    /// for counting without sorting.
+    var positions: [Int32] = []
     /// Distinct sorted indices of the last text.
     var indices: [Int32] = []
     /// Their values.
@@ -277,6 +283,53 @@ struct FeatureBuffer {
                         values[distinct] = Float(next - position)
                         distinct += 1
                         position = next
+                    }
+                }
+            }
+        }
+        count = distinct
+    }
+
+    /// Counts repeats of the first `rawCount` entries of ``raw`` into ``indices`` and
+    /// ``values``, each index where it first occurs: no sort, one probe of a small open-
+    /// addressing table (at most half full) per entry.
+    mutating func countRawIndicesInFirstOccurrence(_ rawCount: Int) {
+        if indices.count < rawCount {
+            indices = [Int32](repeating: 0, count: max(rawCount, 2 * indices.count))
+            values = [Float](repeating: 0, count: indices.count)
+        }
+        var capacity = 16
+        while capacity < 2 * rawCount { capacity *= 2 }
+        if positions.count < capacity { positions = [Int32](repeating: -1, count: capacity) }
+        let mask = capacity - 1
+        let shift = UInt32(32 - capacity.trailingZeroBitCount)
+        var distinct = 0
+        raw.withUnsafeBufferPointer { raw in
+            indices.withUnsafeMutableBufferPointer { indices in
+                values.withUnsafeMutableBufferPointer { values in
+                    positions.withUnsafeMutableBufferPointer { positions in
+                        for entry in 0..<rawCount {
+                            let index = raw[entry]
+                            // Fibonacci hashing: the top bits of the product spread nearby indices.
+                            var slot = Int((UInt32(bitPattern: index) &* 0x9E37_79B1) >> shift)
+                            while true {
+                                let position = positions[slot]
+                                if position < 0 {
+                                    positions[slot] = Int32(truncatingIfNeeded: distinct)
+                                    indices[distinct] = index
+                                    values[distinct] = 1
+                                    distinct += 1
+                                    break
+                                }
+                                if indices[Int(position)] == index {
+                                    values[Int(position)] += 1
+                                    break
+                                }
+                                slot = (slot + 1) & mask
+                            }
+                        }
+                        // Empty the table again for the next text.
+                        UnsafeMutableBufferPointer(rebasing: positions[0..<capacity]).update(repeating: -1)
                     }
                 }
             }

@@ -164,7 +164,7 @@ public struct TextClassifier: Sendable {
         let features = workspace.features
         workspace.withScores(count: storage.labels.count) { scores in
             for row in rows {
-                Tokenizer.withUTF8(text(row)) { featurizer.features(of: $0, into: &features.pointee) }
+                Tokenizer.withUTF8(text(row)) { featurizer.features(of: $0, into: &features.pointee, ascending: false) }
                 model.classValues(kind, of: features, into: scores)
                 body(row, scores)
             }
