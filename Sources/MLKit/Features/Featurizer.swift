@@ -243,7 +243,8 @@ struct FeatureBuffer {
     /// An open-addressing table from an index to its position in ``indices``, -1 when empty,
     /// for counting without sorting.
     var positions: [Int32] = []
-    /// Distinct sorted indices of the last text.
+    /// Distinct indices of the last text: ascending, or in the order of their first occurrence
+    /// (see ``Featurizer/features(of:into:ascending:)``).
     var indices: [Int32] = []
     /// Their values.
     var values: [Float] = []
