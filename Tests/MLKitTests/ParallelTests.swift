@@ -7,7 +7,7 @@ struct ParallelTests {
           arguments: [0, 1, 2, 5, 129, 10_000])
     func balancingChunksCoverEveryRow(count: Int) {
         for threads in [1, 2, 3, 8] {
-            let parts = Parallel.map(count, threads: threads, balancingChunks: true) { rows in Array(rows) }
+            let parts = Parallel.balancedMap(count, threads: threads) { rows in Array(rows) }
             #expect(parts.flatMap { $0 } == Array(0..<count), "threads: \(threads)")
             #expect(parts.count <= max(1, threads * Parallel.balancingChunksPerThread))
         }
@@ -17,7 +17,7 @@ struct ParallelTests {
     func balancingChunksMatchFixedChunks() {
         let squares = { @Sendable (rows: Range<Int>) in rows.map { $0 * $0 } }
         let fixed = Parallel.map(5_000, threads: 2, squares).flatMap { $0 }
-        let balanced = Parallel.map(5_000, threads: 2, balancingChunks: true, squares).flatMap { $0 }
+        let balanced = Parallel.balancedMap(5_000, threads: 2, squares).flatMap { $0 }
         #expect(balanced == fixed)
     }
 }

@@ -8,8 +8,7 @@ extension LinearModel {
         precondition(matrix.columns == features, "the matrix must have the model's feature columns")
         let model = self
         let output = SharedBuffer<Float>(count: matrix.rows * classes, repeating: 0)
-        _ = Parallel.map(matrix.rows, threads: threads == 0 ? Parallel.defaultThreadCount : threads,
-                         balancingChunks: true) { rows in
+        _ = Parallel.balancedMap(matrix.rows, threads: threads) { rows in
             matrix.forEachRow(in: rows) { row, indices, values in
                 model.scores(indices: indices, values: values,
                              into: UnsafeMutableBufferPointer(start: output.base + row * model.classes, count: model.classes))

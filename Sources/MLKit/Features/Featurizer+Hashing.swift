@@ -13,65 +13,41 @@ extension Featurizer {
         let normalization = configuration.tokenizer.normalization
         if configuration.maxWordNGram <= 2 && configuration.characterNGrams == nil {
             // Words, word bigrams if asked, and bigrams of adjacent ideographs: what `auto`
-            // trains. The previous word's hash stays in a register, and the bigrams continue
-            // from it while this word's bytes stream by once.
+            // trains. The previous word's hash is kept, and this word's hash and the bigrams
+            // that continue from it ("a b", then "ab" for two adjacent ideographs) take its
+            // bytes in one pass.
             let wordBigrams = configuration.maxWordNGram == 2
             let scriptBigrams = configuration.scriptBigrams
             let wordParts = configuration.wordParts
             var previousWord: UInt64?
             var previousEnd = -1
             var previousWasIdeographic = false
-            Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
-                let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
-                let isIdeographic = token.kind == .ideographic
-                var word = FeatureHash()
-                if let previous = previousWord {
-                    let scriptBigram = scriptBigrams && isIdeographic && previousWasIdeographic
-                        && previousEnd == token.range.lowerBound
-                    // "a b", then "ab" for two adjacent ideographs.
-                    var bigram = FeatureHash(continuing: previous)
-                    bigram.combine(0x20)
-                    let script = FeatureHash(continuing: previous)
-                    switch (wordBigrams, scriptBigram) {
-                    case (true, false):
-                        normalization.forEachNormalizedByte(of: slice) { byte in
-                            word.combine(byte)
-                            bigram.combine(byte)
+            withUnsafeTemporaryAllocation(of: FeatureHash.self, capacity: 3) { storage in
+                let states = storage.baseAddress!
+                Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
+                    let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
+                    let isIdeographic = token.kind == .ideographic
+                    states[0] = FeatureHash()
+                    var count = 1
+                    if let previous = previousWord {
+                        if wordBigrams {
+                            states[count] = FeatureHash(continuing: previous)
+                            states[count].combine(0x20)
+                            count += 1
                         }
-                        body(word.value)
-                        body(bigram.value)
-                    case (true, true):
-                        var states = (word, bigram, script)
-                        normalization.forEachNormalizedByte(of: slice) { byte in
-                            states.0.combine(byte)
-                            states.1.combine(byte)
-                            states.2.combine(byte)
+                        if scriptBigrams && isIdeographic && previousWasIdeographic
+                            && previousEnd == token.range.lowerBound {
+                            states[count] = FeatureHash(continuing: previous)
+                            count += 1
                         }
-                        word = states.0
-                        body(word.value)
-                        body(states.1.value)
-                        body(states.2.value)
-                    case (false, true):
-                        var states = (word, script)
-                        normalization.forEachNormalizedByte(of: slice) { byte in
-                            states.0.combine(byte)
-                            states.1.combine(byte)
-                        }
-                        word = states.0
-                        body(word.value)
-                        body(states.1.value)
-                    case (false, false):
-                        normalization.forEachNormalizedByte(of: slice) { word.combine($0) }
-                        body(word.value)
                     }
-                } else {
-                    normalization.forEachNormalizedByte(of: slice) { word.combine($0) }
-                    body(word.value)
+                    Self.combineNormalizedBytes(of: slice, normalization, into: states, count: count)
+                    for index in 0..<count { body(states[index].value) }
+                    previousWord = states[0].value
+                    previousEnd = token.range.upperBound
+                    previousWasIdeographic = isIdeographic
+                    if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
                 }
-                previousWord = word.value
-                previousEnd = token.range.upperBound
-                previousWasIdeographic = isIdeographic
-                if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
             }
             return
         }

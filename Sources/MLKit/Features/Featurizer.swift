@@ -97,8 +97,7 @@ public struct Featurizer: Sendable {
     /// - Returns: One vector per text, in order.
     public func vectors(for texts: [String], threads: Int = 0) -> [SparseVector] {
         let featurizer = self
-        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads,
-                                 balancingChunks: true) { rows in
+        let parts = Parallel.balancedMap(texts.count, threads: threads) { rows in
             var buffer = FeatureBuffer()
             return rows.map { row in
                 Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &buffer) }
@@ -265,10 +264,7 @@ struct FeatureBuffer {
     /// Sorts the first `rawCount` entries of ``raw`` and counts repeats into ``indices`` and
     /// ``values``.
     mutating func countRawIndices(_ rawCount: Int) {
-        if indices.count < rawCount {
-            indices = [Int32](repeating: 0, count: max(rawCount, 2 * indices.count))
-            values = [Float](repeating: 0, count: indices.count)
-        }
+        reserveDistinct(rawCount)
         var distinct = 0
         raw.withUnsafeMutableBufferPointer { raw in
             let found = UnsafeMutableBufferPointer(rebasing: raw[0..<rawCount])
@@ -295,15 +291,12 @@ struct FeatureBuffer {
     /// ``values``, each index where it first occurs: no sort, one probe of a small open-
     /// addressing table (at most half full) per entry.
     mutating func countRawIndicesInFirstOccurrence(_ rawCount: Int) {
-        if indices.count < rawCount {
-            indices = [Int32](repeating: 0, count: max(rawCount, 2 * indices.count))
-            values = [Float](repeating: 0, count: indices.count)
-        }
+        reserveDistinct(rawCount)
         var capacity = 16
         while capacity < 2 * rawCount { capacity *= 2 }
         if positions.count < capacity { positions = [Int32](repeating: -1, count: capacity) }
         let mask = capacity - 1
-        let shift = UInt32(32 - capacity.trailingZeroBitCount)
+        let bits = capacity.trailingZeroBitCount
         var distinct = 0
         raw.withUnsafeBufferPointer { raw in
             indices.withUnsafeMutableBufferPointer { indices in
@@ -311,8 +304,7 @@ struct FeatureBuffer {
                     positions.withUnsafeMutableBufferPointer { positions in
                         for entry in 0..<rawCount {
                             let index = raw[entry]
-                            // Fibonacci hashing: the top bits of the product spread nearby indices.
-                            var slot = Int((UInt32(bitPattern: index) &* 0x9E37_79B1) >> shift)
+                            var slot = FibonacciHashing.slot(of: index, bits: bits)
                             while true {
                                 let position = positions[slot]
                                 if position < 0 {
@@ -336,6 +328,14 @@ struct FeatureBuffer {
             }
         }
         count = distinct
+    }
+
+    /// Grows ``indices`` and ``values`` to hold at least `count` distinct features.
+    private mutating func reserveDistinct(_ count: Int) {
+        if indices.count < count {
+            indices = [Int32](repeating: 0, count: max(count, 2 * indices.count))
+            values = [Float](repeating: 0, count: indices.count)
+        }
     }
 
     /// Sets the features to sorted, distinct indices with their counts.
@@ -379,8 +379,7 @@ extension Featurizer {
     /// The result does not depend on the thread count.
     func matrix(for texts: [String], threads: Int = 0) -> SparseMatrix {
         let featurizer = self
-        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads,
-                                 balancingChunks: true) { rows in
+        let parts = Parallel.balancedMap(texts.count, threads: threads) { rows in
             var matrix = SparseMatrix(columns: featurizer.dimension)
             var buffer = FeatureBuffer()
             for row in rows {

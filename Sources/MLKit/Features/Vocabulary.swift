@@ -35,7 +35,7 @@ final class Vocabulary: Sendable {
         var slots = [Slot](repeating: Slot(), count: capacity)
         let mask = capacity - 1
         for (index, hash) in hashes.enumerated() {
-            var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+            var slot = Self.home(of: hash, mask: mask)
             while slots[slot].entry != 0 { slot = (slot + 1) & mask }
             slots[slot] = Slot(hash: hash, entry: Int32(index + 1))
         }
@@ -49,6 +49,13 @@ final class Vocabulary: Sendable {
 
     /// The number of keys.
     var count: Int { hashes.count }
+
+    /// The slot where the probe for `hash` starts; the table's building, lookups and prefetches
+    /// must agree on it.
+    @inline(__always)
+    fileprivate static func home(of hash: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+    }
 
     /// The index of the key with this hash, or `nil`.
     /// - Complexity: O(1) expected.
@@ -73,13 +80,13 @@ final class Vocabulary: Sendable {
         /// cache misses in a table larger than the cache.
         @inline(__always)
         func prefetch(hash: UInt64) {
-            prefetchForReading(slots + (Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask))
+            prefetchForReading(slots + Vocabulary.home(of: hash, mask: mask))
         }
 
         /// The index of the key with this hash, or `nil`.
         @inline(__always)
         func index(ofHash hash: UInt64) -> Int? {
-            var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+            var slot = Vocabulary.home(of: hash, mask: mask)
             while true {
                 let found = slots[slot]
                 if found.entry == 0 { return nil }

@@ -26,7 +26,7 @@ enum Parallel {
         return results.values
     }
 
-    /// The number of chunks per thread of ``map(_:threads:balancingChunks:_:)``.
+    /// The number of chunks per thread of ``balancedMap(_:threads:_:)``.
     static let balancingChunksPerThread = 64
 
     /// Like ``map(_:threads:_:)``, for work whose rows are independent: `0..<count` is split into
@@ -34,14 +34,14 @@ enum Parallel {
     /// one after another. A worker that the machine slows down (another process, a noisy
     /// neighbour of a virtual machine) then holds up the others by one small chunk, not by its
     /// whole share. The chunks depend only on `count` and `threads`, so neither do the results.
-    static func map<T: Sendable>(_ count: Int, threads: Int, balancingChunks: Bool,
-                                 _ body: @Sendable (Range<Int>) -> T) -> [T] {
-        guard balancingChunks, threads > 1, count > threads else { return map(count, threads: threads, body) }
+    /// - Parameter threads: The number of workers (0: all cores).
+    static func balancedMap<T: Sendable>(_ count: Int, threads: Int, _ body: @Sendable (Range<Int>) -> T) -> [T] {
+        let threads = threads == 0 ? defaultThreadCount : threads
+        guard threads > 1, count > threads else { return map(count, threads: threads, body) }
         let ranges = chunks(of: count, threads: threads * balancingChunksPerThread)
-        let workers = threads
         let results = ResultSlots<T>(count: ranges.count)
         let claimed = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
             while true {
                 let part = claimed.add(1, ordering: .relaxed).oldValue
                 guard part < ranges.count else { return }

@@ -61,8 +61,7 @@ extension TextClassifier {
         let index = Dictionary(uniqueKeysWithValues: allLabels.enumerated().map { ($1, $0) })
         let examples = dataset.examples
         let classifier = self
-        let rankings = Parallel.map(examples.count, threads: Parallel.defaultThreadCount,
-                                    balancingChunks: true) { rows in
+        let rankings = Parallel.balancedMap(examples.count, threads: 0) { rows in
             var rankings: [[Int]] = []
             rankings.reserveCapacity(rows.count)
             classifier.forEachClassValues(.order, rows: rows, text: { examples[$0].text }) { _, values in

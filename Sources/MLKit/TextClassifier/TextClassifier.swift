@@ -111,8 +111,7 @@ public struct TextClassifier: Sendable {
     /// - Returns: One label per text, in order.
     public func predictions(for texts: [String], threads: Int = 0) -> [String] {
         let classifier = self
-        let parts = Parallel.map(texts.count, threads: threads == 0 ? Parallel.defaultThreadCount : threads,
-                                 balancingChunks: true) { rows in
+        let parts = Parallel.balancedMap(texts.count, threads: threads) { rows in
             var labels: [String] = []
             labels.reserveCapacity(rows.count)
             classifier.forEachClassValues(.order, rows: rows, text: { texts[$0] }) { _, values in
@@ -244,8 +243,7 @@ enum ClassifierModel: Sendable {
     /// likely first; on `threads` threads (0: all cores), with the same result on any count.
     func rankings(for matrix: SparseMatrix, maximumCount: Int, classes: Int, threads: Int) -> [[Int]] {
         let model = self
-        return Parallel.map(matrix.rows, threads: threads == 0 ? Parallel.defaultThreadCount : threads,
-                            balancingChunks: true) { rows in
+        return Parallel.balancedMap(matrix.rows, threads: threads) { rows in
             var rankings: [[Int]] = []
             rankings.reserveCapacity(rows.count)
             withUnsafeTemporaryAllocation(of: Float.self, capacity: classes) { output in

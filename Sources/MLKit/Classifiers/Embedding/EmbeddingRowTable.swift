@@ -26,7 +26,7 @@ struct EmbeddingRowTable: Sendable, Equatable {
         var slots = [UInt64](repeating: Self.empty, count: 1 << bits)
         for (row, feature) in features.enumerated() {
             precondition(feature >= 0, "feature indices are non-negative")
-            var slot = Self.slot(of: feature, bits: bits)
+            var slot = FibonacciHashing.slot(of: feature, bits: bits)
             while slots[slot] != Self.empty {
                 precondition(UInt32(truncatingIfNeeded: slots[slot]) != UInt32(feature), "features are distinct")
                 slot = (slot + 1) & mask
@@ -37,12 +37,6 @@ struct EmbeddingRowTable: Sendable, Equatable {
         self.bits = bits
     }
 
-    /// The home slot of `feature` in a table of `2^bits` slots.
-    @inline(__always)
-    private static func slot(of feature: Int32, bits: Int) -> Int {
-        Int((UInt32(bitPattern: feature) &* 0x9E37_79B1) >> UInt32(32 - bits))
-    }
-
     /// Calls `body` with a lookup function that gives the row of a feature, or −1 for a
     /// feature the model does not have. The function is valid only inside `body`.
     @inline(__always)
@@ -51,7 +45,7 @@ struct EmbeddingRowTable: Sendable, Equatable {
             let mask = slots.count - 1
             let bits = self.bits
             return try body { feature in
-                var slot = Self.slot(of: feature, bits: bits)
+                var slot = FibonacciHashing.slot(of: feature, bits: bits)
                 while true {
                     let packed = slots[slot]
                     if packed == Self.empty { return -1 }
