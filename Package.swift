@@ -124,6 +124,12 @@ let package = Package(
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
+        // Child processes with deadlines, for the tests that run the built binary.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "MLKitTests",
             dependencies: ["MLKit"],
@@ -137,19 +143,19 @@ let package = Package(
         ),
         .testTarget(
             name: "CollectionTests",
-            dependencies: ["MLKitCollections", "MLKitEncryption", "MLKit", "mlkit",
+            dependencies: ["MLKitCollections", "MLKitEncryption", "MLKit", "mlkit", "TestSupport",
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["mlkit"],
+            dependencies: ["mlkit", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ServerTests",
             // MLKitServer only to store a token of the test's choosing (TokenRefusalTests).
-            dependencies: ["mlkit", "MLKit", "MLKitEncryption", "MLKitServer"],
+            dependencies: ["mlkit", "MLKit", "MLKitEncryption", "MLKitServer", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ]

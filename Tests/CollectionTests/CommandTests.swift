@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("mlkit collection, deploy, pull and predict --collection against a real server")

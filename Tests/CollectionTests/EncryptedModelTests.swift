@@ -2,6 +2,7 @@ import Foundation
 import MLKit
 import MLKitCollections
 import MLKitEncryption
+import TestSupport
 import Testing
 
 @Suite("Encrypted models: the key comes from the server with a read token")

@@ -99,9 +99,17 @@ private final class BackgroundPull: @unchecked Sendable {
     /// What it wrote to standard error.
     var stderr: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    /// The exit status, once it has exited (waiting without blocking a thread).
+    /// The exit status, once it has exited (waiting without blocking a thread); after 120 s it
+    /// is killed and the wait throws.
     func status() async throws -> Int32 {
-        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                kill(process.processIdentifier, SIGKILL)
+                throw TestFailure("mlkit pull was still running after 120 s")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         return process.terminationStatus
     }
 }

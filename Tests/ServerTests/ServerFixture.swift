@@ -1,12 +1,12 @@
 import Foundation
 import MLKit
+import TestSupport
 import Testing
 
 /// Model files for the tests, made from the core's golden fixtures, and the steps every suite
 /// takes: a collection, an upload, a deployment.
 enum ServerFixture {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repositoryRoot = ChildProcess.repositoryRoot
 
     /// A trained headline classifier (Tech / US Politics).
     static let classifier: TextClassifier = {
@@ -30,14 +30,7 @@ enum ServerFixture {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-sha-\(UUID().uuidString)")
         try data.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sha256sum", file.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["sha256sum", file.path]).stdout
         return String(text.prefix(64))
     }
 

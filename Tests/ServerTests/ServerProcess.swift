@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -26,31 +27,28 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        try? process.terminate(within: 30)
         if ownsData { try? FileManager.default.removeItem(at: data) }
     }
 
     /// The server's process ID.
     var pid: Int32 { process.processIdentifier }
 
-    /// Stops the server with SIGTERM (a graceful shutdown) and waits for it.
+    /// Stops the server with SIGTERM (a graceful shutdown) and waits for it. A server that has
+    /// not shut down within 30 s is killed, and the test fails.
     /// - Returns: The exit status.
     @discardableResult
     func stop() -> Int32 {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        do { try process.terminate(within: 30) } catch {
+            Issue.record("mlkit serve did not shut down on SIGTERM: \(error); log: \(log.text)")
+        }
         return process.terminationStatus
     }
 
     /// Kills the server with SIGKILL: no shutdown at all.
     func kill() {
-        if process.isRunning {
-            _ = Foundation.kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
+        if process.isRunning { _ = Foundation.kill(process.processIdentifier, SIGKILL) }
+        try? process.waitForExit(within: 30)
     }
 
     /// Starts the server again over the same data folder (on a new port).
@@ -84,8 +82,7 @@ final class ServerProcess: @unchecked Sendable {
         // The first line on standard output names the bound address.
         let line = FirstLine(output.fileHandleForReading).wait(seconds: 60)
         guard let line, line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
-            process.terminate()
-            process.waitUntilExit()
+            try? process.terminate(within: 30)
             throw ServerTestError("the server did not start: \(line ?? "no output"); log: \(log.text)")
         }
         return (process, url, log)
@@ -148,10 +145,9 @@ final class LogCollector: @unchecked Sendable {
         }
     }
 
-    /// Everything, once the writer has closed the pipe.
+    /// Everything, once the writer has closed the pipe (or after 30 s, what has come by then).
     var finalText: String {
-        ended.wait()
-        ended.signal()
+        if ended.wait(timeout: .now() + 30) == .success { ended.signal() }
         return text
     }
 
@@ -165,34 +161,14 @@ final class LogCollector: @unchecked Sendable {
 /// The `mlkit` binary that `swift build` put beside the test bundle.
 enum MLKitBinary {
     /// What a run printed and how it ended.
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
+    typealias Result = ChildProcess.Result
 
-    /// Beside the test bundle on Linux (`.build/debug/mlkitPackageTests.xctest`), beside the
-    /// `.xctest` folder on Apple systems.
-    static let url: URL = [CommandLine.arguments[0], Bundle.main.bundleURL.path]
-        .map { URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("mlkit") }
-        .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-        ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mlkit")
+    /// The built `mlkit` executable.
+    static let url = ChildProcess.mlkit
 
     /// Runs `mlkit` to completion.
     static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        let stdout = LogCollector(), stderr = LogCollector()
-        stdout.collect(output.fileHandleForReading)
-        stderr.collect(errors.fileHandleForReading)
-        try process.run()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: stdout.finalText, stderr: stderr.finalText)
+        try ChildProcess.run(url, arguments)
     }
 }
 

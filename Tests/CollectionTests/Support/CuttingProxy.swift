@@ -67,15 +67,19 @@ final class CuttingProxy: @unchecked Sendable {
         }
     }
 
-    /// Stops accepting and closes every connection.
+    /// Stops accepting and ends every connection. It can be called more than once.
+    ///
+    /// Descriptors are only shut down here, never closed: the thread that uses a descriptor
+    /// closes it when it is done, so no thread can read, accept on or close a number that the
+    /// kernel has since given to another test's pipe or socket (all test targets share one
+    /// process).
     func close() {
-        let sockets: Set<Int32> = lock.withLock {
+        lock.withLock {
+            guard !closed else { return }
             closed = true
-            return open
+            shutdown(listener, Int32(SHUT_RDWR))
+            for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        Glibc.close(listener)
-        for descriptor in sockets { shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
     deinit { close() }
@@ -83,7 +87,11 @@ final class CuttingProxy: @unchecked Sendable {
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
+            guard client >= 0 else {
+                if errno == EINTR || errno == ECONNABORTED, !lock.withLock({ closed }) { continue }
+                Glibc.close(listener)
+                return
+            }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in.loopback(port: upstreamPort)
             let connected = withUnsafePointer(to: &address) { pointer in
@@ -91,11 +99,13 @@ final class CuttingProxy: @unchecked Sendable {
                     connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
                 }
             }
-            let (limit, isClosed): (Int?, Bool) = lock.withLock {
+            // Registered under the lock, so that close() shuts them down too once it has run.
+            let limit: Int?? = lock.withLock {
+                guard connected, !closed else { return nil }
                 open.formUnion([client, upstream])
-                return (cutAfter, closed)
+                return .some(cutAfter)
             }
-            guard connected, !isClosed else {
+            guard let limit else {
                 Glibc.close(client)
                 Glibc.close(upstream)
                 continue
@@ -113,6 +123,7 @@ final class CuttingProxy: @unchecked Sendable {
             }
             Thread.detachNewThread { [self] in
                 done.wait()
+                // Unregistered under the lock before closing: close() never shuts down a reused number.
                 lock.withLock { open.subtract([client, upstream]) }
                 Glibc.close(client)
                 Glibc.close(upstream)

@@ -1,4 +1,6 @@
 import Foundation
+import TestSupport
+import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -64,12 +66,14 @@ final class TestServer: @unchecked Sendable {
         throw TestFailure("mlkit serve did not answer /healthz within 30 s: \(logText())")
     }
 
-    /// Stops the server with SIGTERM and waits for it to exit.
+    /// Stops the server with SIGTERM and waits for it to exit; one that has not shut down
+    /// gracefully within 30 s is killed, and the test fails.
     func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+        guard let process else { return }
         self.process = nil
+        do { try process.terminate(within: 30) } catch {
+            Issue.record("mlkit serve did not shut down on SIGTERM: \(error); log: \(logText())")
+        }
     }
 
     /// Stops the server and removes its data folder.
