@@ -2,6 +2,8 @@ public import Foundation
 import Hummingbird
 public import Logging
 import NIOCore
+import ServiceLifecycle
+import UnixSignals
 
 /// The collection server behind `mlkit serve`: collections, targeted deployments, model
 /// downloads and keys over HTTP (`docs/collection-server.md`).
@@ -22,11 +24,16 @@ public struct CollectionServer: Sendable {
         /// How long a refused bearer token is answered 401 without reading the database again;
         /// a token created in that time is accepted once it has passed. Zero rereads every time.
         public var tokenRefusalLifetime: Duration
+        /// How long a shutdown (SIGINT or SIGTERM) waits for the requests under way, such as an
+        /// upload whose client has stopped sending; after it they are cancelled.
+        public var shutdownGracePeriod: Duration
 
         /// 512 MiB.
         public static let defaultMaxUploadSize: Int64 = 512 << 20
         /// 5 seconds.
         public static let defaultTokenRefusalLifetime: Duration = .seconds(5)
+        /// 10 seconds.
+        public static let defaultShutdownGracePeriod: Duration = .seconds(10)
 
         /// Creates a configuration.
         /// - Parameters:
@@ -35,14 +42,17 @@ public struct CollectionServer: Sendable {
         ///   - port: The port (8080 by default, 0 for any free one).
         ///   - maxUploadSize: The upload size limit in bytes.
         ///   - tokenRefusalLifetime: How long a refused token is answered 401 without a database read.
+        ///   - shutdownGracePeriod: How long a shutdown waits for the requests under way.
         public init(dataFolder: URL, host: String = "127.0.0.1", port: Int = 8080,
                     maxUploadSize: Int64 = defaultMaxUploadSize,
-                    tokenRefusalLifetime: Duration = defaultTokenRefusalLifetime) {
+                    tokenRefusalLifetime: Duration = defaultTokenRefusalLifetime,
+                    shutdownGracePeriod: Duration = defaultShutdownGracePeriod) {
             self.dataFolder = dataFolder
             self.host = host
             self.port = port
             self.maxUploadSize = maxUploadSize
             self.tokenRefusalLifetime = tokenRefusalLifetime
+            self.shutdownGracePeriod = shutdownGracePeriod
         }
     }
 
@@ -60,7 +70,9 @@ public struct CollectionServer: Sendable {
     }
 
     /// Opens the data folder and serves until SIGINT or SIGTERM, then shuts down gracefully:
-    /// requests under way are finished first.
+    /// requests under way are finished first, for at most the configuration's
+    /// `shutdownGracePeriod`, and then cancelled (an unfinished upload leaves only its temporary
+    /// file, removed at the next start).
     /// - Parameter onListening: Called once with the address and port the server listens on.
     /// - Throws: ``CollectionServerError`` when the data folder or database cannot be opened,
     ///   or the error that stopped the server.
@@ -87,7 +99,10 @@ public struct CollectionServer: Sendable {
                 onListening(host, port)
             },
             logger: logger)
-        try await application.runService()
+        var group = ServiceGroupConfiguration(services: [application], gracefulShutdownSignals: [.sigterm, .sigint],
+                                              logger: logger)
+        group.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
+        try await ServiceGroup(configuration: group).run()
         logger.notice("stopped")
     }
 

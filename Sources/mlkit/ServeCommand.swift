@@ -21,7 +21,8 @@ struct ServeStartCommand: AsyncParsableCommand {
         discussion: """
             Metadata goes in DATA/mlkit.sqlite, model files in DATA/models/ (named by their SHA-256). \
             The first line on standard output is `listening on http://HOST:PORT`; logs go to standard \
-            error, one JSON object a line. SIGINT or SIGTERM shut the server down gracefully. \
+            error, one JSON object a line. SIGINT or SIGTERM shut the server down gracefully: requests under way get \
+            --shutdown-grace-seconds to finish, and are cancelled after that. \
             docs/collection-server.md documents the HTTP API.
             """
     )
@@ -46,6 +47,10 @@ struct ServeStartCommand: AsyncParsableCommand {
             help: "How long a refused bearer token is answered 401 without reading the database again (0 rereads every time).")
     var tokenRefusalSeconds: Double = 5
 
+    @Option(name: .customLong("shutdown-grace-seconds"),
+            help: "How long SIGINT or SIGTERM wait for the requests under way before cancelling them.")
+    var shutdownGraceSeconds: Double = 10
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port: \(port) is not a port (0 to 65535)") }
         guard Self.byteCount(maxUploadSize) != nil else {
@@ -53,6 +58,9 @@ struct ServeStartCommand: AsyncParsableCommand {
         }
         guard tokenRefusalSeconds.isFinite, (0...3600).contains(tokenRefusalSeconds) else {
             throw ValidationError("--token-refusal-seconds: \(tokenRefusalSeconds) is not a number of seconds from 0 to 3600")
+        }
+        guard shutdownGraceSeconds.isFinite, (0...3600).contains(shutdownGraceSeconds) else {
+            throw ValidationError("--shutdown-grace-seconds: \(shutdownGraceSeconds) is not a number of seconds from 0 to 3600")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level: '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical")
@@ -65,7 +73,8 @@ struct ServeStartCommand: AsyncParsableCommand {
         let configuration = CollectionServer.Configuration(
             dataFolder: URL(fileURLWithPath: data), host: host, port: port,
             maxUploadSize: Self.byteCount(maxUploadSize) ?? CollectionServer.Configuration.defaultMaxUploadSize,
-            tokenRefusalLifetime: .milliseconds(Int64((tokenRefusalSeconds * 1000).rounded())))
+            tokenRefusalLifetime: .milliseconds(Int64((tokenRefusalSeconds * 1000).rounded())),
+            shutdownGracePeriod: .milliseconds(Int64((shutdownGraceSeconds * 1000).rounded())))
         do {
             try await CollectionServer(configuration: configuration, logger: logger).run { host, port in
                 let shown = host.contains(":") ? "[\(host)]" : host

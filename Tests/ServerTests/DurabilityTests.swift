@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// What survives a restart and a crash.
@@ -81,5 +82,55 @@ struct DurabilityTests {
         #expect(sha == fullSHA)
         #expect(try await client.send("GET", "/v1/models/\(sha)").body == model)
         server.stop()
+    }
+
+    @Test("SIGTERM during a stalled upload: the server waits its grace period, cancels it, and exits 0")
+    func shutdownDuringStalledUpload() async throws {
+        let server = try ServerProcess(arguments: ["--shutdown-grace-seconds", "1"])
+        let token = try server.token(scope: "publish")
+        let port = try #require(server.baseURL.port)
+        let model = ServerFixture.model(version: "stalled", padding: 2_000_000)
+        let uploads = server.data.appendingPathComponent("uploads")
+
+        // Half the body, and then nothing: the request stays under way.
+        let connection = try RawConnection(port: port)
+        defer { connection.close() }
+        try connection.write(Data("""
+            POST /v1/models HTTP/1.1\r
+            Host: 127.0.0.1\r
+            Authorization: Bearer \(token)\r
+            Content-Type: application/octet-stream\r
+            Content-Length: \(model.count)\r
+            \r
+
+            """.utf8))
+        try connection.write(model.prefix(1_000_000))
+        var waited = 0
+        while waited < 200, (try FileManager.default.contentsOfDirectory(atPath: uploads.path)).isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).count == 1, "the upload is under way")
+
+        let stopping = ContinuousClock.now
+        #expect(server.stop() == 0, "a shutdown that had to cancel a request still exits 0")
+        let took = ContinuousClock.now - stopping
+        #expect(took >= .milliseconds(900), "the request under way had its grace period (\(took))")
+        #expect(took < .seconds(8), "the grace period is 1 s, not the default 10 s or forever (\(took))")
+        #expect(try FileManager.default.contentsOfDirectory(
+            atPath: server.data.appendingPathComponent("models").path).isEmpty, "no partial model is visible")
+
+        try server.restart()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).isEmpty, "the leftover is removed")
+        server.stop()
+    }
+
+    @Test("A grace period that is not a number of seconds from 0 to 3600 is a usage error naming the option")
+    func badShutdownGrace() throws {
+        for value in ["-1", "nan", "3601"] {
+            let result = try MLKitBinary.run(["serve", "--port", "0", "--shutdown-grace-seconds", value])
+            #expect(result.status == 64, "\(value): \(result.stderr)")
+            #expect(result.stderr.contains("--shutdown-grace-seconds"), "\(value): \(result.stderr)")
+        }
     }
 }
