@@ -436,6 +436,45 @@ struct CalibrationTests {
         #expect(nll < log(2.0), "NLL \(nll)")
     }
 
+    @Test("With more classes, an SVM keeps whichever of Platt and a softmax temperature labels more held-out examples correctly")
+    func svmMappingChoice() {
+        // Three classes, 600 rows: the true class's decision value is highest but for noise.
+        // `shift` is added to class 0's values, which makes the plain largest value pick class 0
+        // too often; Platt's per-class offsets undo it.
+        func scores(shift: Float, seed: UInt64) -> (scores: [Float], labels: [Int32]) {
+            var generator = SplitMix64(seed: seed)
+            var scores: [Float] = [], labels: [Int32] = []
+            for row in 0..<600 {
+                let label = Int32(row % 3)
+                labels.append(label)
+                for lane in 0..<3 {
+                    let noise = Float.random(in: -1...1, using: &generator)
+                    scores.append((lane == label ? 0.5 : -0.5) + noise + (lane == 0 ? shift : 0))
+                }
+            }
+            return (scores, labels)
+        }
+        for (shift, seed) in [(Float(0), UInt64(5)), (0, 6), (1.5, 7), (1.5, 8)] {
+            let (values, labels) = scores(shift: shift, seed: seed)
+            let chosen = ProbabilityCalibration.fitSVMMapping(scores: values, labels: labels, classes: 3)
+            let platt = ProbabilityCalibration.fitPlatt(scores: values, labels: labels, classes: 3)
+            let softmax = LinearModel.ProbabilityMapping.softmax(
+                temperature: ProbabilityCalibration.fitTemperature(scores: values, labels: labels, classes: 3))
+            let counts = [chosen, platt, softmax].map {
+                ProbabilityCalibration.correctCount($0, scores: values, labels: labels, classes: 3)
+            }
+            #expect(counts[0] == max(counts[1], counts[2]), "shift \(shift): \(counts)")
+            #expect(chosen == (counts[2] > counts[1] ? softmax : platt), "shift \(shift): Platt on a tie")
+            if shift > 0 {
+                #expect(chosen == platt, "Platt's offsets undo the shift: \(counts)")
+            }
+        }
+        // Two classes: always Platt, whose one sigmoid never changes the label.
+        let binary = ProbabilityCalibration.fitSVMMapping(scores: [1, -1, -1, 1, 0.5, -0.5], labels: [0, 1, 0],
+                                                          classes: 2)
+        guard case .platt = binary else { Issue.record("expected Platt scaling for two classes"); return }
+    }
+
     @Test("Platt's method recovers a known sigmoid")
     func plattRecovery() {
         // Decision values on a grid, with exactly P(positive | f) = 1 / (1 + exp(−2f + 0.5)) of

@@ -14,6 +14,14 @@ struct LinearModel: Sendable, Equatable {
         /// One-vs-rest Platt scaling: `p_c ∝ 1 / (1 + exp(a_c · score_c + b_c))`, normalized
         /// to sum to 1 (linear SVM).
         case platt(a: [Float], b: [Float])
+
+        /// Turns the scores in `values` into values in the order of the probabilities, in place.
+        func order(fromScores values: UnsafeMutableBufferPointer<Float>) {
+            // Softmax increases with the score. Platt's p_c ∝ 1 / (1 + exp(a_c·s_c + b_c)) decreases
+            // with a_c·s_c + b_c, and the normalization divides every class by the same total.
+            guard case .platt(let a, let b) = self else { return }
+            for lane in values.indices { values[lane] = -(a[lane] * values[lane] + b[lane]) }
+        }
     }
 
     /// The number of feature rows.
@@ -57,10 +65,7 @@ struct LinearModel: Sendable, Equatable {
     /// Turns the scores in `values` into values in the order of the probabilities, in place,
     /// without computing them: what a label or a ranking needs.
     func order(fromScores values: UnsafeMutableBufferPointer<Float>) {
-        // Softmax increases with the score. Platt's p_c ∝ 1 / (1 + exp(a_c·s_c + b_c)) decreases
-        // with a_c·s_c + b_c, and the normalization divides every class by the same total.
-        guard case .platt(let a, let b) = probability else { return }
-        for lane in values.indices { values[lane] = -(a[lane] * values[lane] + b[lane]) }
+        probability.order(fromScores: values)
     }
 
     /// Turns the scores in `values` into probabilities, in place.

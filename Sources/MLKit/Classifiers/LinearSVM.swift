@@ -15,10 +15,12 @@
 /// count. Training runs on the used columns only (``ColumnCompaction``); unused features get
 /// weight 0.
 ///
-/// Probabilities: one-vs-rest Platt scaling (``ProbabilityCalibration/fitPlatt(scores:labels:classes:threads:)``)
-/// fitted on the decision values of the validation problem. Without one, it is fitted on the
-/// training decision values; those are biased towards large margins (training points sit at or
-/// beyond the margin), so the sigmoids come out too steep and the probabilities overconfident.
+/// Probabilities: one-vs-rest Platt scaling, or with more than two classes a softmax temperature
+/// when that labels more of the examples correctly
+/// (``ProbabilityCalibration/fitSVMMapping(scores:labels:classes:threads:)``), fitted on the
+/// decision values of the validation problem. Without one, it is fitted on the training decision
+/// values; those are biased towards large margins (training points sit at or beyond the margin),
+/// so the sigmoids come out too steep and the probabilities overconfident.
 struct LinearSVM: Sendable {
     /// The cost `C` of margin violations; must be positive.
     var c: Double = 1
@@ -31,13 +33,13 @@ struct LinearSVM: Sendable {
     /// Worker threads (0: all cores).
     var threads = 0
     /// The probability mapping to give the model, when the caller already has one (a refit on
-    /// all the data keeps the calibration fitted on held-out examples); `nil` fits Platt scaling.
+    /// all the data keeps the calibration fitted on held-out examples); `nil` fits one.
     var probability: LinearModel.ProbabilityMapping?
 
     /// Trains a model.
     /// - Parameters:
     ///   - problem: The training set.
-    ///   - validation: Held-out examples for Platt scaling (see the type's documentation).
+    ///   - validation: Held-out examples for the probability mapping (see the type's documentation).
     /// - Throws: ``MLKitError`` with code `invalidParameter` for a non-positive `c` or
     ///   `tolerance`, or a `maxIterations` below 1.
     func train(_ problem: TrainingProblem, validation: TrainingProblem? = nil) throws -> LinearModel {
@@ -70,8 +72,9 @@ struct LinearSVM: Sendable {
             mapping = probability
         } else {
             let calibration = validation.flatMap { $0.matrix.rows > 0 ? $0 : nil } ?? problem
-            mapping = ProbabilityCalibration.fitPlatt(scores: unscaled.scores(for: calibration.matrix, threads: threads),
-                                                      labels: calibration.labels, classes: classes, threads: threads)
+            mapping = ProbabilityCalibration.fitSVMMapping(
+                scores: unscaled.scores(for: calibration.matrix, threads: threads), labels: calibration.labels,
+                classes: classes, threads: threads)
         }
         let model = LinearModel(features: unscaled.features, classes: classes, weights: unscaled.weights, bias: bias,
                                 probability: mapping)

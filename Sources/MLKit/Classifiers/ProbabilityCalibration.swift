@@ -92,6 +92,42 @@ enum ProbabilityCalibration {
         return .platt(a: fitted.map { Float($0.a) }, b: fitted.map { Float($0.b) })
     }
 
+    /// The probability mapping of a one-vs-rest SVM, fitted on labelled decision values.
+    ///
+    /// Platt's per-class sigmoids (``fitPlatt(scores:labels:classes:threads:)``) can change which
+    /// class scores highest; a softmax temperature (``fitTemperature(scores:labels:classes:)``)
+    /// keeps the largest decision value on top, as LIBLINEAR and scikit-learn predict. With more
+    /// than two classes, both are fitted and the one that labels more of these examples correctly
+    /// is kept (Platt on a tie). With two classes Platt's sigmoid rises with the one decision
+    /// value, so it never changes the label.
+    static func fitSVMMapping(scores: [Float], labels: [Int32], classes: Int,
+                              threads: Int = 1) -> LinearModel.ProbabilityMapping {
+        let platt = fitPlatt(scores: scores, labels: labels, classes: classes, threads: threads)
+        guard classes > 2 else { return platt }
+        let softmax = LinearModel.ProbabilityMapping.softmax(
+            temperature: fitTemperature(scores: scores, labels: labels, classes: classes))
+        return correctCount(softmax, scores: scores, labels: labels, classes: classes)
+            > correctCount(platt, scores: scores, labels: labels, classes: classes) ? softmax : platt
+    }
+
+    /// How many rows of `scores` the mapping labels with their own class (the first of equal
+    /// values wins, as in prediction).
+    static func correctCount(_ mapping: LinearModel.ProbabilityMapping, scores: [Float], labels: [Int32],
+                             classes: Int) -> Int {
+        var row = [Float](repeating: 0, count: classes)
+        var correct = 0
+        for index in labels.indices {
+            row.withUnsafeMutableBufferPointer { values in
+                for lane in 0..<classes { values[lane] = scores[index * classes + lane] }
+                mapping.order(fromScores: values)
+            }
+            var best = 0
+            for lane in 1..<classes where row[lane] > row[best] { best = lane }
+            if best == Int(labels[index]) { correct += 1 }
+        }
+        return correct
+    }
+
     /// The temperature `T` that minimizes the negative log-likelihood of `softmax(s / T)` on
     /// labelled scores (Guo et al., "On calibration of modern neural networks", ICML 2017).
     ///
