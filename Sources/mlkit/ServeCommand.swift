@@ -67,14 +67,19 @@ struct ServeStartCommand: AsyncParsableCommand {
         }
     }
 
+    /// A validated number of seconds as a duration, to the millisecond.
+    private static func duration(seconds: Double) -> Duration {
+        .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         let logger = Logger(label: "mlkit.serve") { label in JSONLogHandler(label: label, level: level) }
         let configuration = CollectionServer.Configuration(
             dataFolder: URL(fileURLWithPath: data), host: host, port: port,
             maxUploadSize: Self.byteCount(maxUploadSize) ?? CollectionServer.Configuration.defaultMaxUploadSize,
-            tokenRefusalLifetime: .milliseconds(Int64((tokenRefusalSeconds * 1000).rounded())),
-            shutdownGracePeriod: .milliseconds(Int64((shutdownGraceSeconds * 1000).rounded())))
+            tokenRefusalLifetime: Self.duration(seconds: tokenRefusalSeconds),
+            shutdownGracePeriod: Self.duration(seconds: shutdownGraceSeconds))
         do {
             try await CollectionServer(configuration: configuration, logger: logger).run { host, port in
                 let shown = host.contains(":") ? "[\(host)]" : host

@@ -49,24 +49,7 @@ struct DurabilityTests {
         let models = server.data.appendingPathComponent("models")
 
         // Send the headers and half the body, then kill the server while it waits for the rest.
-        let connection = try RawConnection(port: port)
-        try connection.write(Data("""
-            POST /v1/models HTTP/1.1\r
-            Host: 127.0.0.1\r
-            Authorization: Bearer \(token)\r
-            Content-Type: application/octet-stream\r
-            Content-Length: \(model.count)\r
-            \r
-
-            """.utf8))
-        try connection.write(model.prefix(1_000_000))
-        // Wait until the server has the temporary file open and written.
-        var waited = 0
-        while waited < 200, (try FileManager.default.contentsOfDirectory(atPath: uploads.path)).isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            waited += 1
-        }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).count == 1, "the upload is under way")
+        let connection = try await Self.startStalledUpload(model, port: port, token: token, uploads: uploads)
         server.kill()
         connection.close()
         #expect(try FileManager.default.contentsOfDirectory(atPath: models.path).isEmpty, "no partial model is visible")
@@ -93,24 +76,8 @@ struct DurabilityTests {
         let uploads = server.data.appendingPathComponent("uploads")
 
         // Half the body, and then nothing: the request stays under way.
-        let connection = try RawConnection(port: port)
+        let connection = try await Self.startStalledUpload(model, port: port, token: token, uploads: uploads)
         defer { connection.close() }
-        try connection.write(Data("""
-            POST /v1/models HTTP/1.1\r
-            Host: 127.0.0.1\r
-            Authorization: Bearer \(token)\r
-            Content-Type: application/octet-stream\r
-            Content-Length: \(model.count)\r
-            \r
-
-            """.utf8))
-        try connection.write(model.prefix(1_000_000))
-        var waited = 0
-        while waited < 200, (try FileManager.default.contentsOfDirectory(atPath: uploads.path)).isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
-            waited += 1
-        }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).count == 1, "the upload is under way")
 
         let stopping = ContinuousClock.now
         #expect(server.stop() == 0, "a shutdown that had to cancel a request still exits 0")
@@ -132,5 +99,29 @@ struct DurabilityTests {
             #expect(result.status == 64, "\(value): \(result.stderr)")
             #expect(result.stderr.contains("--shutdown-grace-seconds"), "\(value): \(result.stderr)")
         }
+    }
+
+    /// Sends an upload's headers and the first 1,000,000 bytes of `model`, never the rest, and
+    /// waits until the server has its temporary file in `uploads`.
+    private static func startStalledUpload(_ model: Data, port: Int, token: String,
+                                           uploads: URL) async throws -> RawConnection {
+        let connection = try RawConnection(port: port)
+        try connection.write(Data("""
+            POST /v1/models HTTP/1.1\r
+            Host: 127.0.0.1\r
+            Authorization: Bearer \(token)\r
+            Content-Type: application/octet-stream\r
+            Content-Length: \(model.count)\r
+            \r
+
+            """.utf8))
+        try connection.write(model.prefix(1_000_000))
+        var waited = 0
+        while waited < 200, (try FileManager.default.contentsOfDirectory(atPath: uploads.path)).isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).count == 1, "the upload is under way")
+        return connection
     }
 }
