@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("mlkit train, predict, evaluate and info")
+@Suite("mlkit train, predict, evaluate and info", .timeLimit(.minutes(10)))
 struct ClassifierCommandTests {
     static let headlines = CLI.seedArtifacts.appendingPathComponent("texts.json").path
 

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("mlkit keygen, encrypt, decrypt and --key")
+@Suite("mlkit keygen, encrypt, decrypt and --key", .timeLimit(.minutes(10)))
 struct EncryptionCommandTests {
     static let sentiment = CLI.repositoryRoot.appendingPathComponent("trained/sentiment.mlkit").path
     static let appleKey = CLI.seedArtifacts.appendingPathComponent("SentimentPolarity.mlmodelkey").path

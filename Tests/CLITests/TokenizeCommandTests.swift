@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("mlkit tokenize")
+@Suite("mlkit tokenize", .timeLimit(.minutes(10)))
 struct TokenizeCommandTests {
     @Test("One token per Han character with the standard tokenizer")
     func chinese() throws {

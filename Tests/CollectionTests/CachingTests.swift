@@ -3,7 +3,7 @@ import MLKit
 import MLKitCollections
 import Testing
 
-@Suite("Caching and downloads: ETag revalidation, the refresh policy, Range resume, checksums")
+@Suite("Caching and downloads: ETag revalidation, the refresh policy, Range resume, checksums", .timeLimit(.minutes(10)))
 struct CachingTests {
     @Test("An unchanged deployment is revalidated with If-None-Match and answered 304")
     func etagRevalidation() async throws {
@@ -118,7 +118,7 @@ struct CachingTests {
     }
 }
 
-@Suite("Offline: the last good collection, marked stale, or a clear error")
+@Suite("Offline: the last good collection, marked stale, or a clear error", .timeLimit(.minutes(10)))
 struct OfflineTests {
     @Test("With the server down, the cached collection comes back stale with the error")
     func staleCache() async throws {
@@ -167,7 +167,7 @@ struct OfflineTests {
     }
 }
 
-@Suite("Updates: an AsyncSequence of deployments")
+@Suite("Updates: an AsyncSequence of deployments", .timeLimit(.minutes(10)))
 struct UpdateTests {
     @Test("Each new deployment arrives once, in order")
     func updates() async throws {

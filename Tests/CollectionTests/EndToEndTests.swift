@@ -3,7 +3,7 @@ import MLKit
 import MLKitCollections
 import Testing
 
-@Suite("Publish, deploy, pull and predict against a real server")
+@Suite("Publish, deploy, pull and predict against a real server", .timeLimit(.minutes(10)))
 struct EndToEndTests {
     @Test("A plain model: deployed, pulled into the cache verified, and predicting")
     func plainModel() async throws {

@@ -4,7 +4,7 @@ import MLKit
 import MLKitCollections
 import Testing
 
-@Suite("A shared cache: concurrent refreshes from tasks and processes")
+@Suite("A shared cache: concurrent refreshes from tasks and processes", .timeLimit(.minutes(10)))
 struct SharedCacheTests {
     @Test("Refreshes from tasks and processes while the deployment flips: an offline client always gets the last good collection, whose files exist and verify")
     func concurrentRefreshesWhileFlipping() async throws {

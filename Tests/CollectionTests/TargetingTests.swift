@@ -3,7 +3,7 @@ import Foundation
 import MLKitCollections
 import Testing
 
-@Suite("Targeting from the client side: the device context picks the deployment")
+@Suite("Targeting from the client side: the device context picks the deployment", .timeLimit(.minutes(10)))
 struct TargetingTests {
     @Test("A table of contexts against rules, version ranges and a rollout")
     func contextTable() async throws {

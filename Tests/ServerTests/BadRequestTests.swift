@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Bad requests get the right status and a JSON message, and the server keeps serving.
-@Suite("Bad requests and tokens")
+@Suite("Bad requests and tokens", .timeLimit(.minutes(10)))
 struct BadRequestTests {
     @Test("Path traversal, malformed JSON, unknown names, invalid and oversized models")
     func badRequests() async throws {

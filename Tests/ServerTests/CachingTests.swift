@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// ETags, 304s and byte ranges: what lets a client revalidate cheaply and resume a download.
-@Suite("Caching and ranges")
+@Suite("Caching and ranges", .timeLimit(.minutes(10)))
 struct CachingTests {
     @Test("A resolved collection has an ETag; If-None-Match answers 304 until the deployment changes")
     func resolvedETag() async throws {

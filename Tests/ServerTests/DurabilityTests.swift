@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// What survives a restart and a crash.
-@Suite("Durability")
+@Suite("Durability", .timeLimit(.minutes(10)))
 struct DurabilityTests {
     @Test("A restarted server keeps collections, deployments, model files and tokens")
     func restartKeepsEverything() async throws {

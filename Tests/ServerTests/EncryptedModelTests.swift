@@ -5,7 +5,7 @@ import Testing
 
 /// Encrypted models on the server: uploaded without their key, deployed with their key
 /// identifier, and their keys registered and served only to read tokens that may have them.
-@Suite("Encrypted models and keys")
+@Suite("Encrypted models and keys", .timeLimit(.minutes(10)))
 struct EncryptedModelTests {
     static let appleKeyFile = ServerFixture.repositoryRoot.deletingLastPathComponent()
         .appendingPathComponent("shared/seed-artifacts/SentimentPolarity.mlmodelkey")

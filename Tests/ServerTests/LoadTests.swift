@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Many clients at once.
-@Suite("Load")
+@Suite("Load", .timeLimit(.minutes(10)))
 struct LoadTests {
     @Test("50 clients download a model at once, each getting every byte")
     func fiftyConcurrentDownloads() async throws {
