@@ -56,14 +56,17 @@ struct ServeStartCommand: AsyncParsableCommand {
         guard Self.byteCount(maxUploadSize) != nil else {
             throw ValidationError("--max-upload-size: '\(maxUploadSize)' is not a size (write 1048576, 64M or 1G)")
         }
-        guard tokenRefusalSeconds.isFinite, (0...3600).contains(tokenRefusalSeconds) else {
-            throw ValidationError("--token-refusal-seconds: \(tokenRefusalSeconds) is not a number of seconds from 0 to 3600")
-        }
-        guard shutdownGraceSeconds.isFinite, (0...3600).contains(shutdownGraceSeconds) else {
-            throw ValidationError("--shutdown-grace-seconds: \(shutdownGraceSeconds) is not a number of seconds from 0 to 3600")
-        }
+        try Self.checkSeconds(tokenRefusalSeconds, option: "--token-refusal-seconds")
+        try Self.checkSeconds(shutdownGraceSeconds, option: "--shutdown-grace-seconds")
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level: '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    /// Refuses a number of seconds outside 0...3600 (NaN and infinities included), naming the option.
+    private static func checkSeconds(_ seconds: Double, option: String) throws {
+        guard (0...3600).contains(seconds) else {
+            throw ValidationError("\(option): \(seconds) is not a number of seconds from 0 to 3600")
         }
     }
 

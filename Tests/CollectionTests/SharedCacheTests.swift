@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MLKit
 import MLKitCollections
+import TestSupport
 import Testing
 
 @Suite("A shared cache: concurrent refreshes from tasks and processes", .timeLimit(.minutes(10)))
@@ -102,14 +103,7 @@ private final class BackgroundPull: @unchecked Sendable {
     /// The exit status, once it has exited (waiting without blocking a thread); after 120 s it
     /// is killed and the wait throws.
     func status() async throws -> Int32 {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                kill(process.processIdentifier, SIGKILL)
-                throw TestFailure("mlkit pull was still running after 120 s")
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await process.waitForExit(within: 120)
         return process.terminationStatus
     }
 }

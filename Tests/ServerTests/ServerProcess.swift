@@ -90,9 +90,7 @@ final class ServerProcess: @unchecked Sendable {
 
     /// A new temporary folder.
     static func temporaryFolder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-server-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        try ChildProcess.temporaryFolder("server")
     }
 }
 

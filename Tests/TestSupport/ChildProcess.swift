@@ -44,6 +44,13 @@ public enum ChildProcess {
     public static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// A new folder `mlkit-PURPOSE-UUID` in the temporary directory; the caller removes it.
+    public static func temporaryFolder(_ purpose: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-\(purpose)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
     /// Runs `executable` to completion. Standard output and error go to temporary files and
     /// standard input comes from one, so no pipe can fill up and block the child.
     /// - Parameters:
@@ -56,8 +63,7 @@ public enum ChildProcess {
     public static func run(_ executable: URL, _ arguments: [String], input: Data? = nil,
                            environment: [String: String] = [:], directory: URL? = nil,
                            deadline: Double = defaultDeadline) throws -> Result {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder("run")
         defer { try? FileManager.default.removeItem(at: folder) }
         let stdin = folder.appendingPathComponent("stdin")
         let stdout = folder.appendingPathComponent("stdout")
@@ -96,14 +102,27 @@ extension Process {
     public func waitForExit(within seconds: Double = ChildProcess.defaultDeadline) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while isRunning {
-            guard Date() < deadline else {
-                kill(processIdentifier, SIGKILL)
-                while isRunning { usleep(1_000) }
-                let command = ([executableURL?.path ?? "?"] + (arguments ?? [])).joined(separator: " ")
-                throw ChildProcess.Timeout(description: "\(command): still running after \(seconds) s, killed")
-            }
+            guard Date() < deadline else { try killAfter(seconds) }
             usleep(1_000)
         }
+    }
+
+    /// Like ``waitForExit(within:)``, but the calling task sleeps between checks instead of
+    /// blocking its thread.
+    public func waitForExit(within seconds: Double = ChildProcess.defaultDeadline) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning {
+            guard Date() < deadline else { try killAfter(seconds) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Kills the process with SIGKILL, waits for it, and throws ``ChildProcess/Timeout``.
+    private func killAfter(_ seconds: Double) throws -> Never {
+        kill(processIdentifier, SIGKILL)
+        while isRunning { usleep(1_000) }
+        let command = ([executableURL?.path ?? "?"] + (arguments ?? [])).joined(separator: " ")
+        throw ChildProcess.Timeout(description: "\(command): still running after \(seconds) s, killed")
     }
 
     /// Asks the process to stop with SIGTERM and waits for it; past `seconds`, kills it.

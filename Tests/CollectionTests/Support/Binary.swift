@@ -25,8 +25,6 @@ enum Binary {
 
     /// A new temporary folder; the caller removes it.
     static func temporaryFolder(_ purpose: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-\(purpose)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        try ChildProcess.temporaryFolder(purpose)
     }
 }
