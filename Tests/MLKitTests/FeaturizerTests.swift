@@ -231,6 +231,44 @@ struct FeaturizerFittingTests {
         for text in texts.prefix(50) { #expect(one.vector(for: text) == two.vector(for: text)) }
     }
 
+    @Test("A vocabulary's table finds every key at its index and no other, at sizes around powers of two",
+          arguments: [1, 2, 3, 255, 256, 257, 65_535, 65_536, 100_000])
+    func vocabularyTable(size: Int) {
+        // Keys whose hashes share all their high bits stress the tag that a slot keeps beside
+        // the index: they differ only in the low bits that the index takes.
+        var generator = SplitMix64(seed: UInt64(size))
+        let hashes = (0..<size).map { index in index % 2 == 0 ? generator.next() : 0xABCD_0000_0000_0000 | UInt64(index) }
+        let vocabulary = Vocabulary(terms: nil, hashes: hashes)
+        for (index, hash) in hashes.enumerated() { #expect(vocabulary.index(ofHash: hash) == index) }
+        for _ in 0..<1_000 { #expect(vocabulary.index(ofHash: generator.next()) == nil) }
+        #expect(vocabulary.index(ofHash: 0xABCD_0000_0000_0000 | UInt64(size + 1)) == nil)
+    }
+
+    @Test("A harder pruning of a vocabulary keeps its first columns: the same vocabulary and counts as learning it again")
+    func narrowedVocabulary() throws {
+        // Words that recur, and one of a kind in each text (with the bigrams around it).
+        let texts = (0..<400).map { row in
+            ((0..<(2 + row % 7)).map { "w\((row * 13 + $0 * 5) % 97)" } + ["once\(row)"]).joined(separator: " ")
+        }
+        let full = FeaturizerConfiguration(maxWordNGram: 2, wordParts: true, indexing: .vocabulary(.init()))
+        var pruned = full
+        pruned.indexing = .vocabulary(.init(minCount: 2))
+        let statistics = Featurizer.countFeatures(texts, configuration: full, threads: 2)
+        let wide = try Featurizer(fitting: texts, configuration: full, recoveringTerms: false, threads: 2, counted: statistics)
+        let narrow = try #require(try wide.narrowed(to: pruned, texts: texts, counted: statistics, threads: 2))
+        let direct = try Featurizer(fitting: texts, configuration: pruned, recoveringTerms: false, threads: 2)
+        #expect(narrow.dimension < wide.dimension)
+        #expect(narrow.vocabulary?.hashes == direct.vocabulary?.hashes)
+        let kept = wide.matrix(for: texts, threads: 2).keepingColumns(below: narrow.dimension)
+        let again = direct.matrix(for: texts, threads: 2)
+        #expect(kept.columns == again.columns)
+        for row in texts.indices { #expect(kept.vector(at: row) == again.vector(at: row)) }
+        // Pruning the most frequent features does not keep a prefix: no narrowing then.
+        var frequent = full
+        frequent.indexing = .vocabulary(.init(maxDocumentFrequency: 0.05))
+        #expect(try wide.narrowed(to: frequent, texts: texts, counted: statistics, threads: 2) == nil)
+    }
+
     @Test("Pruning that leaves nothing is an error that says why")
     func emptyVocabulary() {
         #expect(throws: MLKitError(.invalidDataset, "vocabulary pruning (min count 99) left no features")) {

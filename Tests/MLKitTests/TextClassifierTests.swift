@@ -54,6 +54,7 @@ struct HeadlineTrainingTests {
         let summary = try #require(classifier.trainingSummary)
         #expect(summary.reason.hasPrefix("the first in order of preference within one standard error"))
         #expect(summary.reason.contains("of 5 candidates on 3 held-out examples"))
+        #expect(summary.reason.contains(", then the same with the features seen at least 2 times only, "))
         #expect(summary.examples == 30)
         #expect(classifier.validationMetrics?.count == 3)
     }
@@ -82,6 +83,51 @@ struct HeadlineTrainingTests {
         #expect(throws: MLKitError(.invalidParameter, "no label \"Sports\" in the training data", at: .init(field: "classWeights"))) {
             try TextClassifier(trainingData: data, parameters: .init(classWeights: .explicit(["Sports": 2])))
         }
+    }
+}
+
+@Suite("Automatic selection: the one-standard-error rule, then a pruned vocabulary")
+struct AutomaticSelectionTests {
+    /// A result whose validation predictions get `correct` of 100 examples right.
+    static func result(_ candidate: Candidate, correct: Int, order: Int) -> CandidateResult {
+        let actual = (0..<100).map { $0 % 2 }
+        let ranked = actual.enumerated().map { row, label in row < correct ? [label, 1 - label] : [1 - label, label] }
+        return CandidateResult(candidate: candidate, metrics: ClassificationMetrics(labels: ["a", "b"], actual: actual, ranked: ranked),
+                               seconds: 0, calibration: nil, order: order)
+    }
+
+    static let plan = try! TrainingPlan(data: TextDataset([LabeledText(text: "x", label: "a"), LabeledText(text: "y", label: "b")]),
+                                        parameters: .init())
+
+    @Test("The chosen candidate's pruned variant is kept only when it scores better on validation")
+    func prunedVariant() throws {
+        let candidates = Self.plan.candidates(hasValidation: true)
+        let svm = candidates[0]
+        let variant = try #require(Self.plan.prunedVariant(of: svm))
+        #expect(variant.features.indexing == .vocabulary(TrainingPlan.prunedVocabulary))
+        #expect(variant.label.contains("minCount=2"))
+        #expect(Self.plan.prunedVariant(of: variant) == nil)
+        // The SVM at 0.80 is within one standard error (0.04) of the best, 0.82, and first.
+        let planned = [Self.result(svm, correct: 80, order: 0), Self.result(candidates[1], correct: 82, order: 1)]
+        #expect(TrainingPlan.choose(planned, planned: 2).candidate == svm)
+        let better = planned + [Self.result(variant, correct: 81, order: 2)]
+        #expect(TrainingPlan.choose(better, planned: 2).candidate == variant)
+        #expect(Self.plan.explain(better, planned: 2, chosen: TrainingPlan.choose(better, planned: 2))
+            .contains("then the same with the features seen at least 2 times only, kept: it scored better on validation"))
+        let equal = planned + [Self.result(variant, correct: 80, order: 2)]
+        #expect(TrainingPlan.choose(equal, planned: 2).candidate == svm)
+        #expect(Self.plan.explain(equal, planned: 2, chosen: equal[0]).contains("not kept: it did not score better"))
+        // The variant takes no part in the rule: at 0.84 it would be the best, its standard
+        // error would put the SVM out of reach, and the rule would keep the second candidate.
+        let far = planned + [Self.result(variant, correct: 84, order: 2)]
+        #expect(TrainingPlan.choose(far, planned: 2).candidate == variant)
+        #expect(TrainingPlan.choose(far, planned: 3).candidate == candidates[1])
+    }
+
+    @Test("A hashed candidate, or one already pruned, has no pruned variant")
+    func noVariant() {
+        let hashed = Candidate(algorithm: .embedding, features: Self.plan.features(for: .embedding), strength: 1, iterations: nil)
+        #expect(Self.plan.prunedVariant(of: hashed) == nil)
     }
 }
 

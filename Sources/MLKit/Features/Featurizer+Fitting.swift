@@ -237,6 +237,24 @@ extension Featurizer {
         return keys
     }
 
+    /// A counting featurizer for `configuration`, which prunes the vocabulary of this counting
+    /// featurizer harder, learned from the same statistics of the same `texts`; or `nil` unless
+    /// its vocabulary is the first features of this one's. Pruning by count keeps a prefix,
+    /// because a vocabulary is ordered by count. Then the counts of a text under it are this
+    /// one's without the later columns (``SparseMatrix/keepingColumns(below:)``), and no text
+    /// needs featurizing again.
+    func narrowed(to configuration: FeaturizerConfiguration, texts: [String], counted statistics: FeatureStatistics,
+                  threads: Int) throws -> Featurizer? {
+        guard let vocabulary, self.configuration == self.configuration.counting,
+              configuration == configuration.counting, configuration.unpruned == self.configuration.unpruned
+        else { return nil }
+        let narrow = try Featurizer(fitting: texts, configuration: configuration, recoveringTerms: false,
+                                    threads: threads, counted: statistics)
+        guard let kept = narrow.vocabulary, kept.count <= vocabulary.count,
+              kept.hashes[...] == vocabulary.hashes.prefix(kept.count) else { return nil }
+        return narrow
+    }
+
     /// The smoothed inverse document frequency of each index: `ln((1 + n) / (1 + df)) + 1`,
     /// as scikit-learn computes it, so that features in every document keep a weight of 1.
     func learnInverseDocumentFrequency(_ texts: [String], threads: Int) -> [Float] {
@@ -278,6 +296,15 @@ extension FeaturizerConfiguration {
         configuration.weighting = .counts
         configuration.sublinearTF = false
         configuration.l2Normalize = false
+        return configuration
+    }
+
+    /// The same configuration with a vocabulary that keeps every feature: the feature counts
+    /// of a text do not depend on the pruning, so counts taken for one serve the other.
+    var unpruned: FeaturizerConfiguration {
+        guard case .vocabulary = indexing else { return self }
+        var configuration = self
+        configuration.indexing = .vocabulary(.init())
         return configuration
     }
 }

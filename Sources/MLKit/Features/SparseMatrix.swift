@@ -53,6 +53,24 @@ struct SparseMatrix: Sendable {
         return result
     }
 
+    /// The same rows without the entries of columns `columns` and above, in a matrix of
+    /// `columns` columns.
+    func keepingColumns(below columns: Int) -> SparseMatrix {
+        precondition(columns <= self.columns)
+        var result = SparseMatrix(columns: columns)
+        result.indices.reserveCapacity(indices.count)
+        result.values.reserveCapacity(values.count)
+        result.rowStarts.reserveCapacity(rowStarts.count)
+        for row in 0..<rows {
+            for position in rowStarts[row]..<rowStarts[row + 1] where indices[position] < columns {
+                result.indices.append(indices[position])
+                result.values.append(values[position])
+            }
+            result.rowStarts.append(result.indices.count)
+        }
+        return result
+    }
+
     /// Calls `body` with the indices and values of each row in `rows`, without copying.
     func forEachRow(in rows: Range<Int>, _ body: (_ row: Int, _ indices: UnsafeBufferPointer<Int32>,
                                                 _ values: UnsafeBufferPointer<Float>) throws -> Void) rethrows {

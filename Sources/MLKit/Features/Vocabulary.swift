@@ -5,6 +5,14 @@
 /// a string. Two keys with the same 64-bit hash would share an index; with FNV-1a over a
 /// vocabulary of a million keys the chance of any such pair is about 3 in 100 million.
 ///
+/// A slot of the table is one 64-bit word, so that a table of a million keys takes 16 MB
+/// rather than 32 MB of cache: the key's index + 1 in the low bits, a flag, and the key's
+/// hash above them (its tag). Keys of the vocabulary are always told apart: when two of them
+/// share a tag and the lookup of one passes the other, both are flagged, and a lookup that
+/// meets a flagged slot checks the whole hash. A key outside the vocabulary can still match
+/// an unflagged tag, as it could match a whole hash: for a million keys the tag has 43 bits,
+/// and a lookup compares about two, so fewer than one lookup in 10^12 finds a key it should not.
+///
 /// A final class, because it is immutable and shared: featurizers and the closures of the
 /// prediction path hold it with one reference count.
 final class Vocabulary: Sendable {
@@ -13,16 +21,29 @@ final class Vocabulary: Sendable {
     let terms: [String]?
     /// The hash of each key, by index.
     let hashes: [UInt64]
-    /// Open-addressing slots, a power of two of them, at most half full. A slot holds a key's
-    /// hash beside its index, so that a lookup reads one cache line per probe.
-    private let slots: [Slot]
+    /// Open-addressing slots, a power of two of them, at most half full: 0 for an empty slot,
+    /// else `tag | flag | (index + 1)` (see ``Layout``).
+    private let slots: [UInt64]
+    /// Where the fields of a slot lie.
+    private let layout: Layout
 
-    /// One slot of the table.
-    fileprivate struct Slot {
-        /// The key's hash.
-        var hash: UInt64 = 0
-        /// The key's index + 1, or 0 when the slot is empty.
-        var entry: Int32 = 0
+    /// Where the fields of a slot lie: the index + 1 in the low `flagShift` bits, then the
+    /// flag, then the tag: the hash's bits from `flagShift + 1` up.
+    fileprivate struct Layout {
+        /// The bit of the flag; the bits below it hold the index + 1.
+        let flagShift: UInt64
+
+        init(count: Int) { flagShift = UInt64(UInt64.bitWidth - UInt64(count).leadingZeroBitCount) }
+
+        var flag: UInt64 { 1 << flagShift }
+        /// Whether a slot's tag is the hash's.
+        @inline(__always)
+        func tagMatches(_ slot: UInt64, _ hash: UInt64) -> Bool { (slot ^ hash) >> (flagShift + 1) == 0 }
+        /// The index in a slot.
+        @inline(__always)
+        func index(_ slot: UInt64) -> Int { Int(truncatingIfNeeded: slot & (flag - 1)) - 1 }
+        /// The slot of the key with this hash and index.
+        func slot(hash: UInt64, index: Int) -> UInt64 { ((hash >> (flagShift + 1)) << (flagShift + 1)) | UInt64(index + 1) }
     }
 
     /// Creates a vocabulary from keys and their hashes, in index order.
@@ -32,14 +53,25 @@ final class Vocabulary: Sendable {
         self.hashes = hashes
         var capacity = 16
         while capacity < hashes.count * 2 { capacity *= 2 }
-        var slots = [Slot](repeating: Slot(), count: capacity)
+        let layout = Layout(count: hashes.count)
+        var slots = [UInt64](repeating: 0, count: capacity)
         let mask = capacity - 1
         for (index, hash) in hashes.enumerated() {
+            var entry = layout.slot(hash: hash, index: index)
             var slot = Self.home(of: hash, mask: mask)
-            while slots[slot].entry != 0 { slot = (slot + 1) & mask }
-            slots[slot] = Slot(hash: hash, entry: Int32(index + 1))
+            // Later keys never land on this key's path, which was full when it was placed: only
+            // the slots it passes now can be mistaken for it.
+            while slots[slot] != 0 {
+                if layout.tagMatches(slots[slot], hash) {
+                    slots[slot] |= layout.flag
+                    entry |= layout.flag
+                }
+                slot = (slot + 1) & mask
+            }
+            slots[slot] = entry
         }
         self.slots = slots
+        self.layout = layout
     }
 
     /// Creates a vocabulary from keys, hashing each.
@@ -67,13 +99,20 @@ final class Vocabulary: Sendable {
     /// bounds checks inside the loop that featurizes a text.
     @inline(__always)
     func withLookup<R>(_ body: (Lookup) -> R) -> R {
-        slots.withUnsafeBufferPointer { body(Lookup(slots: $0.baseAddress!, mask: $0.count - 1)) }
+        slots.withUnsafeBufferPointer { slots in
+            hashes.withUnsafeBufferPointer { hashes in
+                body(Lookup(slots: slots.baseAddress!, mask: slots.count - 1, layout: layout, hashes: hashes.baseAddress))
+            }
+        }
     }
 
     /// The table, valid only inside ``withLookup(_:)``.
     struct Lookup {
-        fileprivate let slots: UnsafePointer<Slot>
+        fileprivate let slots: UnsafePointer<UInt64>
         fileprivate let mask: Int
+        fileprivate let layout: Layout
+        /// The hash of each key, by index, to check a flagged slot against.
+        fileprivate let hashes: UnsafePointer<UInt64>?
 
         /// Starts fetching the slot where the lookup of `hash` begins: the lookups of a text's
         /// features are independent, and prefetching all their slots first overlaps their
@@ -89,8 +128,11 @@ final class Vocabulary: Sendable {
             var slot = Vocabulary.home(of: hash, mask: mask)
             while true {
                 let found = slots[slot]
-                if found.entry == 0 { return nil }
-                if found.hash == hash { return Int(found.entry) - 1 }
+                if found == 0 { return nil }
+                if layout.tagMatches(found, hash) {
+                    let index = layout.index(found)
+                    if found & layout.flag == 0 || hashes![index] == hash { return index }
+                }
                 slot = (slot + 1) & mask
             }
         }

@@ -5,8 +5,9 @@ extension TextClassifier {
     ///
     /// With ``TextClassifierParameters/Algorithm/automatic`` it tries several algorithms and
     /// settings on the validation data within the time budget, keeps the first in its order of
-    /// preference whose validation accuracy is within one standard error of the best, and
-    /// refits it on all the data. The reason is in
+    /// preference whose validation accuracy is within one standard error of the best, tries it
+    /// again with a vocabulary of the features seen at least twice, keeps that if it scores
+    /// better, and refits the one kept on all the data. The reason is in
     /// ``trainingSummary``; the validation figures of the chosen candidate are in
     /// ``validationMetrics``.
     ///
@@ -27,10 +28,13 @@ extension TextClassifier {
         var counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:]
         var reason: String
         if let validation, candidates.count > 1 || parameters.algorithm == .automatic {
+            let automatic = parameters.algorithm == .automatic
             (results, counts) = try plan.evaluate(candidates, train: train, validation: validation,
-                                                  budget: parameters.timeBudget)
-            let best = TrainingPlan.choose(results)
-            reason = plan.explain(results, chosen: best)
+                                                  budget: parameters.timeBudget) { results in
+                automatic ? plan.prunedVariant(of: TrainingPlan.choose(results, planned: candidates.count).candidate) : nil
+            }
+            let best = TrainingPlan.choose(results, planned: candidates.count)
+            reason = plan.explain(results, planned: candidates.count, chosen: best)
             results = [best] + results.filter { $0.candidate != best.candidate }
         } else if let validation {
             (results, counts) = try plan.evaluate(candidates, train: train, validation: validation, budget: .infinity)
@@ -91,6 +95,9 @@ struct Candidate: Hashable, Sendable {
     var settings: [String: String] {
         var settings = ["ngrams": "1-\(features.maxWordNGram)", "weighting": features.weighting.rawValue]
         if let range = features.characterNGrams { settings["charNGrams"] = "\(range.lowerBound)-\(range.upperBound)" }
+        if case .vocabulary(let pruning) = features.indexing, pruning.minCount > 1 {
+            settings["minCount"] = "\(pruning.minCount)"
+        }
         switch algorithm {
         case .naiveBayes, .complementNaiveBayes: settings["alpha"] = "\(strength)"
         case .maxEnt, .linearSVM: settings["C"] = "\(strength)"
