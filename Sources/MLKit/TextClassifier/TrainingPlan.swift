@@ -262,7 +262,7 @@ struct TrainingPlan {
 
     /// Fits the featurizer and the model of `candidate` on `examples`.
     /// - Returns: The featurizer, the model, and the metrics of the model on `examples`.
-    /// - Parameter counts: The feature counts of `examples` from ``evaluate(_:train:validation:budget:)``, if any.
+    /// - Parameter counts: The feature counts of `examples` from ``evaluate(_:train:validation:budget:followUp:)``, if any.
     func fit(_ candidate: Candidate, on examples: [LabeledText], calibration: LinearModel.ProbabilityMapping?,
              counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:])
         throws -> (featurizer: Featurizer, model: ClassifierModel, metrics: ClassificationMetrics) {
@@ -359,13 +359,21 @@ struct TrainingPlan {
     /// (accuracy, then macro-F1): the full vocabulary stays the default.
     static func choose(_ results: [CandidateResult], planned: Int) -> CandidateResult {
         let own = results.prefix(planned)
-        let best = own.max { CandidateResult.isWorse($0, than: $1) }!
-        let accuracy = best.metrics.accuracy
-        let standardError = (accuracy * (1 - accuracy) / Double(max(1, best.metrics.count))).squareRoot()
-        let chosen = own.filter { $0.metrics.accuracy >= accuracy - standardError }.min { $0.order < $1.order } ?? best
+        let (best, standardError) = bestWithStandardError(own)
+        let threshold = best.metrics.accuracy - standardError
+        let chosen = own.filter { $0.metrics.accuracy >= threshold }.min { $0.order < $1.order } ?? best
         guard let variant = results.dropFirst(planned).first, CandidateResult.isWorse(chosen, than: variant)
         else { return chosen }
         return variant
+    }
+
+    /// The result with the best validation accuracy, and the standard error `√(p(1−p)/n)` of
+    /// that accuracy.
+    private static func bestWithStandardError(_ results: ArraySlice<CandidateResult>)
+        -> (best: CandidateResult, standardError: Double) {
+        let best = results.max { CandidateResult.isWorse($0, than: $1) }!
+        let accuracy = best.metrics.accuracy
+        return (best, (accuracy * (1 - accuracy) / Double(max(1, best.metrics.count))).squareRoot())
     }
 
     /// Why the chosen candidate won, listing every candidate's validation accuracy and macro-F1.
@@ -374,8 +382,7 @@ struct TrainingPlan {
             String(format: "%@: accuracy %.4f, macro-F1 %.4f, %.2f s", result.candidate.label,
                    result.metrics.accuracy, result.metrics.macroF1, result.seconds)
         }
-        let best = results.prefix(planned).max { CandidateResult.isWorse($0, than: $1) }!
-        let standardError = (best.metrics.accuracy * (1 - best.metrics.accuracy) / Double(max(1, best.metrics.count))).squareRoot()
+        let standardError = Self.bestWithStandardError(results.prefix(planned)).standardError
         let rule = String(format: "the first in order of preference within one standard error (%.4f) of the best validation accuracy, "
                           + "of %d candidates on %d held-out examples", standardError, min(planned, results.count),
                           chosen.metrics.count)
