@@ -114,18 +114,15 @@ enum ProbabilityCalibration {
     /// values wins, as in prediction).
     static func correctCount(_ mapping: LinearModel.ProbabilityMapping, scores: [Float], labels: [Int32],
                              classes: Int) -> Int {
-        var row = [Float](repeating: 0, count: classes)
-        var correct = 0
-        for index in labels.indices {
-            row.withUnsafeMutableBufferPointer { values in
-                for lane in 0..<classes { values[lane] = scores[index * classes + lane] }
-                mapping.order(fromScores: values)
+        var ordered = scores
+        ordered.withUnsafeMutableBufferPointer { all in
+            for row in labels.indices {
+                mapping.order(fromScores: UnsafeMutableBufferPointer(rebasing: all[(row * classes)..<((row + 1) * classes)]))
             }
-            var best = 0
-            for lane in 1..<classes where row[lane] > row[best] { best = lane }
-            if best == Int(labels[index]) { correct += 1 }
         }
-        return correct
+        return labels.indices.filter { row in
+            LinearModel.argmax(ordered[(row * classes)..<((row + 1) * classes)]) == labels[row]
+        }.count
     }
 
     /// The temperature `T` that minimizes the negative log-likelihood of `softmax(s / T)` on
