@@ -7,6 +7,10 @@
 import Foundation
 import MLKit
 
+// As the `mlkit` command does: BLAS calls stay on the calling thread, and OpenBLAS's idle
+// worker threads do not compete with mlkit's for the cores.
+BLASThreads.useCallingThreadOnly()
+
 // `compare` is the peer comparison's mlkit side (Comparison.swift): it reads datasets, not the
 // corpora below, so it runs before they are built.
 if CommandLine.arguments.dropFirst().first == "compare" {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MLKit
 
 /// The `mlkit` command: train, evaluate and run text classifiers.
 @main
@@ -17,4 +18,11 @@ struct MLKitCommand: AsyncParsableCommand {
                       KeygenCommand.self, EncryptCommand.self, DecryptCommand.self,
                       ServeCommand.self, CollectionCommand.self, DeployCommand.self, PullCommand.self]
     )
+
+    /// Stops the BLAS library's idle worker threads (``BLASThreads/useCallingThreadOnly()``),
+    /// which would otherwise compete with mlkit's own for the cores, then runs the command.
+    static func main() async {
+        BLASThreads.useCallingThreadOnly()
+        await main(nil)
+    }
 }
