@@ -49,32 +49,43 @@ struct PredictCommand: AsyncParsableCommand {
         try await reportingFailures {
             let classifier = try await resolveClassifier()
             if texts.isEmpty {
-                var output = ""
-                while let line = readLine(strippingNewline: true) {
-                    output += format(classifier, line)
-                    if output.utf8.count > 1 << 16 {
-                        FileHandle.standardOutput.write(Data(output.utf8))
-                        output = ""
-                    }
+                // Each batch's answers are written as soon as they are ready.
+                var lines = InputLines()
+                while let batch = try lines.next() {
+                    FileHandle.standardOutput.write(Data(answers(classifier, batch).utf8))
                 }
-                FileHandle.standardOutput.write(Data(output.utf8))
             } else {
-                FileHandle.standardOutput.write(Data(texts.map { format(classifier, $0) }.joined().utf8))
+                FileHandle.standardOutput.write(Data(answers(classifier, texts).utf8))
             }
         }
     }
 
-    private func format(_ classifier: TextClassifier, _ text: String) -> String {
-        let ranked = classifier.rankedLabels(for: text, maximumCount: top)
+    /// One line per text, computed on all cores.
+    private func answers(_ classifier: TextClassifier, _ texts: [String]) -> String {
+        if top == 1 && !json { return classifier.predictions(for: texts).map { $0 + "\n" }.joined() }
+        // Each label as a JSON string, encoded once rather than once per line.
+        let quoted = Dictionary(classifier.labels.map { ($0, jsonString($0)) }) { first, _ in first }
+        return classifier.rankedLabels(for: texts, maximumCount: top).map { format($0, quoted) }.joined()
+    }
+
+    private func format(_ ranked: [(label: String, probability: Double)], _ quoted: [String: String]) -> String {
         if json {
-            let probabilities = ranked.map { "\(jsonString($0.label)):\(rounded($0.probability))" }.joined(separator: ",")
-            return "{\"label\":\(jsonString(ranked.first?.label ?? "")),\"probabilities\":{\(probabilities)}}\n"
+            let probabilities = ranked.map { "\(quoted[$0.label]!):\(rounded($0.probability))" }.joined(separator: ",")
+            return "{\"label\":\(ranked.first.map { quoted[$0.label]! } ?? "\"\""),\"probabilities\":{\(probabilities)}}\n"
         }
         if top == 1 { return (ranked.first?.label ?? "") + "\n" }
         return ranked.map { "\($0.label)\t\(rounded($0.probability))" }.joined(separator: "\t") + "\n"
     }
 
-    private func rounded(_ value: Double) -> String { String(format: "%.4f", value) }
+    /// `value` with four decimals, as `String(format: "%.4f")` writes it, without Foundation's
+    /// formatter, which is slow enough to cost more than the prediction.
+    private func rounded(_ value: Double) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            let count = withVaList([value]) { vsnprintf(buffer.baseAddress, buffer.count, "%.4f", $0) }
+            let length = max(0, min(Int(count), buffer.count - 1))  // a probability needs a few bytes
+            return String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress, count: length), as: UTF8.self)
+        }
+    }
 
     private func jsonString(_ value: String) -> String {
         let data = (try? JSONEncoder().encode(value)) ?? Data("\"\"".utf8)

@@ -55,6 +55,38 @@ struct ClassifierCommandTests {
         #expect(lines[1].hasPrefix("{\"label\":\"negative\","))
     }
 
+    @Test("Standard input: each answer is written as soon as its line has arrived")
+    func interactive() throws {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["predict"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["MLKIT_MODEL": ""]) { $1 }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // A child that keeps its answer is killed, which ends the wait for it.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
+
+        /// Waits for the next line the child writes.
+        func answer(to line: String) -> String {
+            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+            var printed = Data()
+            while !printed.contains(0x0A) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                printed.append(chunk)
+            }
+            return String(decoding: printed, as: UTF8.self)
+        }
+        #expect(answer(to: "I love rainbows") == "positive\n")
+        #expect(answer(to: "I am sad on cloudy days") == "negative\n")
+        try input.fileHandleForWriting.close()
+        try process.waitForExit(within: 60)
+        #expect(process.terminationStatus == 0)
+    }
+
     @Test("MLKIT_MODEL chooses the model")
     func environmentModel() throws {
         let golden = CLI.repositoryRoot.appendingPathComponent("Tests/MLKitTests/Fixtures/models/v1-headlines-svm.mlkit").path

@@ -147,6 +147,20 @@ struct PredictionTests {
         #expect(Self.classifier.predictions(for: texts, threads: 2) == single)
     }
 
+    @Test("Batch rankings equal single rankings, on any thread count", arguments: [1, 2, 5])
+    func batchRankings(maximumCount: Int) throws {
+        let texts = try Reference.headlines().examples.map(\.text) + ["", "revenue law"]
+        let single = texts.map { Self.classifier.rankedLabels(for: $0, maximumCount: maximumCount) }
+        for threads in [1, 2, 3] {
+            let batch = Self.classifier.rankedLabels(for: texts, maximumCount: maximumCount, threads: threads)
+            #expect(batch.count == texts.count)
+            for (ranked, expected) in zip(batch, single) {
+                #expect(ranked.map(\.label) == expected.map(\.label))
+                #expect(ranked.map(\.probability) == expected.map(\.probability))
+            }
+        }
+    }
+
     @Test("The label and the rankings follow the probabilities, which they skip computing",
           arguments: [TextClassifierParameters.Algorithm.naiveBayes, .linearSVM, .maxEnt, .embedding])
     func labelsFollowProbabilities(algorithm: TextClassifierParameters.Algorithm) throws {

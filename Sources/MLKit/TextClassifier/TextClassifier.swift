@@ -122,6 +122,29 @@ public struct TextClassifier: Sendable {
         return parts.flatMap { $0 }
     }
 
+    /// The ranked labels of each text, most likely first, with their probabilities, computed on
+    /// all cores: ``rankedLabels(for:maximumCount:)`` for many texts.
+    /// - Parameters:
+    ///   - texts: The texts.
+    ///   - maximumCount: How many labels to return at most for each text.
+    ///   - threads: Worker threads (0: all cores).
+    /// - Returns: One ranking per text, in order.
+    public func rankedLabels(for texts: [String], maximumCount: Int,
+                             threads: Int = 0) -> [[(label: String, probability: Double)]] {
+        let classifier = self
+        let parts = Parallel.balancedMap(texts.count, threads: threads) { rows in
+            var rankings: [[(label: String, probability: Double)]] = []
+            rankings.reserveCapacity(rows.count)
+            classifier.forEachClassValues(.probabilities, rows: rows, text: { texts[$0] }) { _, probabilities in
+                rankings.append(Self.ranking(probabilities, maximumCount).map {
+                    (classifier.labels[$0], Double(probabilities[$0]))
+                })
+            }
+            return rankings
+        }
+        return parts.flatMap { $0 }
+    }
+
     /// The most likely label for word counts, for callers that bring their own tokenizer, as
     /// the reference `SentimentPolarity` model is used.
     /// - Parameter wordCounts: Each word with its count; words are normalized as the model's
