@@ -26,4 +26,19 @@ enum CLI {
     static func temporaryFolder() throws -> URL {
         try ChildProcess.temporaryFolder("cli")
     }
+
+    /// The first `count` lines that a child has written to `file`, once it has written them,
+    /// or `nil` past `seconds`. It polls the file rather than reading a pipe: a read would block
+    /// one of the few threads that run the tests, and would never end if a child that another
+    /// test started at the same moment inherited the pipe's other end.
+    static func lines(of file: URL, count: Int, within seconds: Double = 60) -> [String]? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let text = String(decoding: (try? Data(contentsOf: file)) ?? Data(), as: UTF8.self)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            if lines.count >= count { return lines.prefix(count).map(String.init) }
+            usleep(2_000)
+        }
+        return nil
+    }
 }

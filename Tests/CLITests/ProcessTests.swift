@@ -13,25 +13,22 @@ struct ProcessTests {
     func noBLASWorkerThreads() throws {
         let folder = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("stdout")
+        try Data().write(to: output)
+        let outputHandle = try FileHandle(forWritingTo: output)
+        defer { try? outputHandle.close() }
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = ["serve", "--data", folder.path, "--host", "127.0.0.1", "--port", "0"]
-        let output = Pipe()
+        process.arguments = ["serve", "--data", folder.appendingPathComponent("data").path,
+                             "--host", "127.0.0.1", "--port", "0"]
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
+        process.standardOutput = outputHandle
         process.standardError = FileHandle.nullDevice
         try process.run()
         defer { try? process.terminate(within: 30) }
-        // A server that never says it listens is killed, which ends the read below.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
 
-        var printed = Data()
-        while !printed.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            printed.append(chunk)
-        }
-        #expect(String(decoding: printed, as: UTF8.self).hasPrefix("listening on http://127.0.0.1:"))
+        let printed = CLI.lines(of: output, count: 1)
+        #expect(printed?.first?.hasPrefix("listening on http://127.0.0.1:") == true, "\(printed ?? [])")
 
         let pid = process.processIdentifier
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
