@@ -331,6 +331,49 @@ struct DeterminismTests {
         #expect(first == serial)
     }
 
+    /// The cold run stops after a pass whose projected gradients, taken before each update, lie
+    /// within the tolerance; the updates of that pass can leave one more pass to go.
+    @Test("An SVM started from its own dual solution stops within two passes, with the same labels")
+    func svmWarmStartFromSolution() throws {
+        for classes in [2, 5] {
+            let data = separableProblem(rows: 300, classes: classes, seed: 21)
+            let cold = try LinearSVM(seed: 5, threads: 2).fit(data)
+            #expect(cold.dual.count == data.matrix.rows * (classes == 2 ? 1 : classes))
+            #expect(cold.dual.allSatisfy { $0 >= 0 })
+            var trainer = LinearSVM(seed: 5, threads: 2)
+            trainer.start = cold.dual
+            let warm = try trainer.fit(data)
+            #expect(warm.iterations.allSatisfy { $0 <= 2 }, "\(warm.iterations)")
+            #expect(cold.iterations.reduce(0, +) > warm.iterations.reduce(0, +))
+            #expect(warm.model.predictions(for: data.matrix) == cold.model.predictions(for: data.matrix))
+        }
+    }
+
+    @Test("A warm-started SVM gives identical weights on any number of threads, and a short start pads with 0")
+    func svmWarmStartThreads() throws {
+        let half = try LinearSVM(c: 0.5, seed: 5, threads: 2).fit(data)
+        // The start covers the first 200 of 300 rows; the others start at 0.
+        let start = Array(half.dual.prefix(200 * data.classCount)).map { $0 * 2 }
+        var trainer = LinearSVM(c: 1, seed: 5, threads: 2)
+        trainer.start = start
+        let two = try trainer.fit(data)
+        trainer.threads = 1
+        let one = try trainer.fit(data)
+        #expect(two.model == one.model)
+        #expect(two.dual == one.dual)
+    }
+
+    @Test("An SVM for C = 1 started from the solution for C = 0.5 takes fewer passes than from 0")
+    func svmWarmStartAlongC() throws {
+        let half = try LinearSVM(c: 0.5, seed: 5, threads: 1).fit(data)
+        let cold = try LinearSVM(c: 1, seed: 5, threads: 1).fit(data)
+        var trainer = LinearSVM(c: 1, seed: 5, threads: 1)
+        trainer.start = half.dual.map { $0 * 2 }
+        let warm = try trainer.fit(data)
+        #expect(warm.iterations.reduce(0, +) < cold.iterations.reduce(0, +), "\(warm.iterations) against \(cold.iterations)")
+        #expect(warm.model.accuracy(on: data) == cold.model.accuracy(on: data))
+    }
+
     @Test("Logistic regression agrees on 1 and 2 threads")
     func logisticThreads() throws {
         let one = try LogisticRegression(threads: 1).train(data)

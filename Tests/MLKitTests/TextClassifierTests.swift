@@ -93,7 +93,7 @@ struct AutomaticSelectionTests {
         let actual = (0..<100).map { $0 % 2 }
         let ranked = actual.enumerated().map { row, label in row < correct ? [label, 1 - label] : [1 - label, label] }
         return CandidateResult(candidate: candidate, metrics: ClassificationMetrics(labels: ["a", "b"], actual: actual, ranked: ranked),
-                               seconds: 0, calibration: nil, order: order)
+                               seconds: 0, calibration: nil, dual: nil, order: order)
     }
 
     static let plan = try! TrainingPlan(data: TextDataset([LabeledText(text: "x", label: "a"), LabeledText(text: "y", label: "b")]),
@@ -121,6 +121,21 @@ struct AutomaticSelectionTests {
         let far = planned + [Self.result(variant, correct: 84, order: 2)]
         #expect(TrainingPlan.choose(far, planned: 2).candidate == variant)
         #expect(TrainingPlan.choose(far, planned: 3).candidate == candidates[1])
+    }
+
+    @Test("An SVM starts from the dual of its full-vocabulary self when pruned, else of the last SVM, scaled by C")
+    func svmStartingPoints() throws {
+        let candidates = Self.plan.candidates(hasValidation: true)
+        let (half, one) = (candidates[0], candidates[1])
+        #expect(half.algorithm == .linearSVM && half.strength == 0.5)
+        #expect(one.algorithm == .linearSVM && one.strength == 1)
+        #expect(Self.plan.startingPoint(for: half, among: [], last: nil) == nil)
+        #expect(Self.plan.startingPoint(for: one, among: [half], last: half) == half)
+        // The pruned C = 0.5 starts from the full C = 0.5, not from the last SVM trained.
+        let pruned = try #require(Self.plan.prunedVariant(of: half))
+        #expect(Self.plan.startingPoint(for: pruned, among: [half, one], last: one) == half)
+        #expect(TrainingPlan.dualStart([0, 0.25, 1], from: half, to: one) == [0, 0.5, 2])
+        #expect(TrainingPlan.dualStart([0, 0.25, 1], from: half, to: pruned) == [0, 0.25, 1])
     }
 
     @Test("A hashed candidate, or one already pruned, has no pruned variant")

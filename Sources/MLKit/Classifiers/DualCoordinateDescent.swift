@@ -59,6 +59,8 @@ struct DualCoordinateDescent: Sendable {
         let weights: [Float]
         /// `w_b` of every lane.
         let bias: [Float]
+        /// The dual variables `α`, row-major (`rows × lanes`): a start for a nearby problem.
+        let alpha: [Float]
         /// Outer iterations run, per lane.
         let iterations: [Int]
     }
@@ -79,8 +81,13 @@ struct DualCoordinateDescent: Sendable {
     }
 
     /// Solves `lanes` together, visiting rows in the orders drawn from `SplitMix64(seed)`.
-    func solve(lanes: [Lane], seed: UInt64) -> Solution {
+    /// - Parameter start: Dual variables to start from instead of 0, row-major (`rows × lanes`);
+    ///   rows past its end start at 0. Any `α ≥ 0` is feasible, and the solution of a nearby
+    ///   problem (another `C`, fewer columns, or a subset of the rows) is close to this one's, so
+    ///   the solver needs fewer passes; the result is another point within the tolerance.
+    func solve(lanes: [Lane], seed: UInt64, start: [Float]? = nil) -> Solution {
         let state = LaneState(solver: self, lanes: lanes)
+        if let start { state.start(from: start) }
         var generator = SplitMix64(seed: seed)
         let order = SharedBuffer<Int32>(count: matrix.rows, repeating: 0)
         for row in 0..<matrix.rows { order.base[row] = Int32(row) }
@@ -181,6 +188,30 @@ private final class LaneState {
     }
 
     var hasRunningLanes: Bool { stopped.contains(false) }
+
+    /// Sets `α` to `start` (clamped at 0; rows past its end stay at 0) and `w = Σᵢ αᵢ yᵢ xᵢ`,
+    /// `w_b = Σᵢ αᵢ yᵢ` to match.
+    func start(from start: [Float]) {
+        let lanes = laneCount, startRows = min(rows, start.count / max(1, lanes))
+        let alpha = alpha.base, labels = labels.base, positiveClasses = positiveClasses.base, steps = steps.base
+        let biasRow = weights.base + features * lanes
+        start.withUnsafeBufferPointer { start in
+            solver.matrix.forEachRow(in: 0..<startRows) { row, indices, values in
+                var moved = false
+                for lane in 0..<lanes {
+                    let value = max(0, start[row * lanes + lane])
+                    alpha[row * lanes + lane] = value
+                    steps[lane] = positiveClasses[lane] == labels[row] ? value : -value
+                    moved = moved || value > 0
+                }
+                // Most rows are outside the margin of every lane, with α = 0: nothing to add.
+                guard moved else { return }
+                SparseKernels.scatterUpdate(indices: indices, values: values, gradient: steps, scale: 1,
+                                            classes: lanes, weights: weights.base)
+                for lane in 0..<lanes { biasRow[lane] += steps[lane] }
+            }
+        }
+    }
 
     /// One pass over the rows in `order`, updating every lane in which a row is active.
     func pass(_ rowPointers: RowPointers, order: SharedBuffer<Int32>) {
@@ -295,11 +326,12 @@ private final class LaneState {
         activeRows.base[lane] = isActive ? rows : 0
     }
 
-    /// The weights, biases and iteration counts of all lanes.
+    /// The weights, biases, dual variables and iteration counts of all lanes.
     func solution() -> DualCoordinateDescent.Solution {
         DualCoordinateDescent.Solution(weights: Array(UnsafeBufferPointer(start: weights.base, count: features * laneCount)),
                                        bias: Array(UnsafeBufferPointer(start: weights.base + features * laneCount,
                                                                        count: laneCount)),
+                                       alpha: Array(UnsafeBufferPointer(start: alpha.base, count: rows * laneCount)),
                                        iterations: iterations)
     }
 }

@@ -35,6 +35,10 @@ struct LinearSVM: Sendable {
     /// The probability mapping to give the model, when the caller already has one (a refit on
     /// all the data keeps the calibration fitted on held-out examples); `nil` fits one.
     var probability: LinearModel.ProbabilityMapping?
+    /// The dual variables to start from (``Fit/dual`` of a nearby problem: another `C`, fewer
+    /// features, or the first rows of this one), instead of 0; rows past its end start at 0.
+    /// Fewer passes reach the tolerance, and the model is another solution within it.
+    var start: [Float]?
 
     /// Trains a model.
     /// - Parameters:
@@ -52,6 +56,8 @@ struct LinearSVM: Sendable {
         let model: LinearModel
         /// The outer iterations of each class's solver (one entry for two classes).
         let iterations: [Int]
+        /// The dual variables, row-major: one per row and class, or one per row for two classes.
+        let dual: [Float]
     }
 
     /// Trains a model and reports the iterations of each binary problem.
@@ -63,7 +69,7 @@ struct LinearSVM: Sendable {
         let solver = DualCoordinateDescent(matrix: compaction.compact(problem.matrix), labels: problem.labels,
                                            tolerance: tolerance, maxIterations: maxIterations)
         let classes = problem.classCount
-        let (weights, bias, iterations) = solveAll(problem, solver: solver, threads: threads)
+        let (weights, bias, iterations, dual) = solveAll(problem, solver: solver, threads: threads)
         let unscaled = LinearModel(features: problem.matrix.columns, classes: classes,
                                    weights: compaction.expand(weights, classes: classes), bias: bias,
                                    probability: .softmax(temperature: 1))
@@ -78,47 +84,54 @@ struct LinearSVM: Sendable {
         }
         let model = LinearModel(features: unscaled.features, classes: classes, weights: unscaled.weights, bias: bias,
                                 probability: mapping)
-        return Fit(model: model, iterations: iterations)
+        return Fit(model: model, iterations: iterations, dual: dual)
     }
 
     /// Feature-major weights over the compact columns, biases, and iterations per binary problem:
     /// one-vs-rest, or one problem and its negation for two classes. The lanes are split into one
     /// contiguous group per thread; every group draws the same visiting orders from ``seed``, so a
     /// lane's solution does not depend on the grouping.
-    private func solveAll(_ problem: TrainingProblem, solver: DualCoordinateDescent,
-                          threads: Int) -> (weights: [Float], bias: [Float], iterations: [Int]) {
-        let weights = problem.classWeights, c = self.c, seed = self.seed
+    private func solveAll(_ problem: TrainingProblem, solver: DualCoordinateDescent, threads: Int)
+        -> (weights: [Float], bias: [Float], iterations: [Int], dual: [Float]) {
+        let weights = problem.classWeights, c = self.c, seed = self.seed, start = self.start
         if problem.classCount == 2 {
             let lane = DualCoordinateDescent.Lane(positiveClass: 1, positiveCost: c * Double(weights[1]),
                                                   negativeCost: c * Double(weights[0]))
-            let solution = solver.solve(lanes: [lane], seed: seed)
+            let solution = solver.solve(lanes: [lane], seed: seed, start: start)
             var both = [Float](repeating: 0, count: 2 * solution.weights.count)
             for (feature, weight) in solution.weights.enumerated() {
                 both[2 * feature] = -weight
                 both[2 * feature + 1] = weight
             }
-            return (both, [-solution.bias[0], solution.bias[0]], solution.iterations)
+            return (both, [-solution.bias[0], solution.bias[0]], solution.iterations, solution.alpha)
         }
         let lanes = (0..<problem.classCount).map { lane in
             DualCoordinateDescent.Lane(positiveClass: Int32(lane), positiveCost: c * Double(weights[lane]), negativeCost: c)
         }
         let groups = Parallel.map(lanes.count, threads: threads) { group in
-            (group, solver.solve(lanes: Array(lanes[group]), seed: seed))
+            (group, solver.solve(lanes: Array(lanes[group]), seed: seed,
+                                 start: start.map { Self.columns(group, of: $0, width: lanes.count) }))
         }
-        return (interleave(groups, features: solver.matrix.columns, classes: lanes.count),
-                groups.flatMap(\.1.bias), groups.flatMap(\.1.iterations))
+        return (interleave(groups.map { ($0.0, $0.1.weights) }, rows: solver.matrix.columns, classes: lanes.count),
+                groups.flatMap(\.1.bias), groups.flatMap(\.1.iterations),
+                interleave(groups.map { ($0.0, $0.1.alpha) }, rows: solver.matrix.rows, classes: lanes.count))
     }
 
-    /// Merges the feature-major weights of lane groups into one `features × classes` array.
-    private func interleave(_ groups: [(Range<Int>, DualCoordinateDescent.Solution)], features: Int,
-                            classes: Int) -> [Float] {
-        var merged = [Float](repeating: 0, count: features * classes)
+    /// The columns `range` of a row-major array `width` columns wide.
+    private static func columns(_ range: Range<Int>, of values: [Float], width: Int) -> [Float] {
+        stride(from: 0, to: values.count - width + 1, by: width).flatMap { values[($0 + range.lowerBound)..<($0 + range.upperBound)] }
+    }
+
+    /// Merges the row-major arrays of lane groups (`rows × group lanes` each) into one
+    /// `rows × classes` array: the weights (a row per feature) or the dual variables.
+    private func interleave(_ groups: [(Range<Int>, [Float])], rows: Int, classes: Int) -> [Float] {
+        var merged = [Float](repeating: 0, count: rows * classes)
         merged.withUnsafeMutableBufferPointer { merged in
-            for (range, solution) in groups {
-                solution.weights.withUnsafeBufferPointer { part in
-                    for feature in 0..<features {
-                        (merged.baseAddress! + feature * classes + range.lowerBound)
-                            .update(from: part.baseAddress! + feature * range.count, count: range.count)
+            for (range, values) in groups {
+                values.withUnsafeBufferPointer { part in
+                    for row in 0..<rows {
+                        (merged.baseAddress! + row * classes + range.lowerBound)
+                            .update(from: part.baseAddress! + row * range.count, count: range.count)
                     }
                 }
             }

@@ -47,7 +47,9 @@ extension TextClassifier {
         // when there was enough of it to trust.
         let everything = validation.map { train + $0 } ?? train
         let calibration = validation.flatMap { plan.isEnoughForCalibration($0) ? results.first?.calibration : nil }
-        let final = try plan.fit(chosen, on: everything, calibration: calibration, counts: counts)
+        // The chosen SVM's dual variables on the training split, which comes first in `everything`.
+        let final = try plan.fit(chosen, on: everything, calibration: calibration, counts: counts,
+                                 start: results.first?.dual)
         let seconds = (clock.now - start).seconds
         let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
                                       examples: everything.count, seconds: seconds, date: Date())
@@ -120,6 +122,8 @@ struct CandidateResult {
     let seconds: Double
     /// The probability mapping fitted on the validation data, reused after the refit.
     let calibration: LinearModel.ProbabilityMapping?
+    /// An SVM's dual variables on the training split, where the refit starts from.
+    let dual: [Float]?
 
     /// The candidate's place in the plan's list: the preference between equals.
     let order: Int

@@ -180,6 +180,9 @@ struct TrainingPlan {
         var prepared: [FeaturizerConfiguration: (train: TrainingProblem, validation: TrainingProblem, seconds: Double)] = [:]
         // Naive Bayes candidates on the same features share their class counts.
         var naiveBayesCounts: [FeaturizerConfiguration: NaiveBayesCounts] = [:]
+        // The SVMs' dual variables, by candidate: each later SVM starts from one of them.
+        var duals: [Candidate: [Float]] = [:]
+        var lastSVM: Candidate?
 
         /// The count matrices of the texts for a counting configuration.
         func count(_ counting: FeaturizerConfiguration) throws {
@@ -228,12 +231,21 @@ struct TrainingPlan {
                 counts = try naiveBayesCounts[features] ?? NaiveBayesCounts(trainProblem)
                 naiveBayesCounts[features] = counts
             }
-            let model = try trainModel(candidate, trainProblem, validation: validationProblem, naiveBayesCounts: counts)
+            var start: [Float]?
+            if candidate.algorithm == .linearSVM, let source = startingPoint(for: candidate, among: duals.keys, last: lastSVM) {
+                start = Self.dualStart(duals[source]!, from: source, to: candidate)
+            }
+            let (model, dual) = try trainModel(candidate, trainProblem, validation: validationProblem,
+                                               naiveBayesCounts: counts, start: start)
+            if let dual {
+                duals[candidate] = dual
+                lastSVM = candidate
+            }
             let metrics = ClassificationMetrics(labels: labels, actual: validationProblem.labels.map(Int.init),
                                                 ranked: rankings(of: model, on: validationProblem.matrix))
             results.append(CandidateResult(candidate: candidate, metrics: metrics,
                                            seconds: featureSeconds + (clock.now - candidateStart).seconds,
-                                           calibration: model.calibration, order: results.count))
+                                           calibration: model.calibration, dual: dual, order: results.count))
         }
 
         let spent = { !results.isEmpty && (clock.now - start).seconds > budget }
@@ -263,8 +275,10 @@ struct TrainingPlan {
     /// Fits the featurizer and the model of `candidate` on `examples`.
     /// - Returns: The featurizer, the model, and the metrics of the model on `examples`.
     /// - Parameter counts: The feature counts of `examples` from ``evaluate(_:train:validation:budget:followUp:)``, if any.
+    /// - Parameter start: For an SVM, the dual variables of the same candidate on the first rows
+    ///   of `examples` (the training split, which comes first), to start from.
     func fit(_ candidate: Candidate, on examples: [LabeledText], calibration: LinearModel.ProbabilityMapping?,
-             counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:])
+             counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:], start: [Float]? = nil)
         throws -> (featurizer: Featurizer, model: ClassifierModel, metrics: ClassificationMetrics) {
         report("refitting \(candidate.label) on \(examples.count) examples", 0.95)
         // As in `evaluate`: tokenize once into counts, then weight them.
@@ -276,7 +290,7 @@ struct TrainingPlan {
         let featurizer = counting.reweighted(as: candidate.features, trainingCounts: countMatrix)
         let problem = problem(known, matrix: featurizer.weighting(countMatrix))
         defer { report("done", 1) }
-        var model = try trainModel(candidate, problem, validation: nil, calibration: calibration)
+        var (model, _) = try trainModel(candidate, problem, validation: nil, calibration: calibration, start: start)
         if let calibration, case .linear(let linear) = model { model = .linear(linear.with(probability: calibration)) }
         // The training metrics, from the features at hand: the same values as featurizing the
         // texts again.
@@ -290,42 +304,66 @@ struct TrainingPlan {
     ///   known, so that the trainer need not fit one.
     /// - Parameter naiveBayesCounts: The class counts of `problem`, when a naive Bayes candidate
     ///   before this one has taken them.
+    /// - Parameter start: For an SVM, dual variables to start from (``LinearSVM/start``).
+    /// - Returns: The model, and for an SVM its dual variables.
     func trainModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?,
-                    calibration: LinearModel.ProbabilityMapping? = nil,
-                    naiveBayesCounts: NaiveBayesCounts? = nil) throws -> ClassifierModel {
+                    calibration: LinearModel.ProbabilityMapping? = nil, naiveBayesCounts: NaiveBayesCounts? = nil,
+                    start: [Float]? = nil) throws -> (model: ClassifierModel, dual: [Float]?) {
         if candidate.algorithm == .embedding {
             var options = EmbeddingTrainingOptions(learningRate: Float(candidate.strength), seed: parameters.seed,
                                                    threads: threads)
             if let iterations = candidate.iterations { options.epochs = iterations }
-            return .embedding(try EmbeddingTrainer.train(problem, options: options))
+            return (.embedding(try EmbeddingTrainer.train(problem, options: options)), nil)
         }
-        return .linear(try trainLinearModel(candidate, problem, validation: validation, calibration: calibration,
-                                            naiveBayesCounts: naiveBayesCounts))
+        let (model, dual) = try trainLinearModel(candidate, problem, validation: validation, calibration: calibration,
+                                                 naiveBayesCounts: naiveBayesCounts, start: start)
+        return (.linear(model), dual)
     }
 
-    /// Trains one linear model.
+    /// Trains one linear model; returns it, and for an SVM its dual variables.
     func trainLinearModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?,
                           calibration: LinearModel.ProbabilityMapping? = nil,
-                          naiveBayesCounts: NaiveBayesCounts? = nil) throws -> LinearModel {
+                          naiveBayesCounts: NaiveBayesCounts? = nil,
+                          start: [Float]? = nil) throws -> (model: LinearModel, dual: [Float]?) {
         switch candidate.algorithm {
         case .naiveBayes:
-            return try MultinomialNaiveBayes(smoothing: candidate.strength)
-                .train(naiveBayesCounts ?? NaiveBayesCounts(problem), validation: validation)
+            return (try MultinomialNaiveBayes(smoothing: candidate.strength)
+                .train(naiveBayesCounts ?? NaiveBayesCounts(problem), validation: validation), nil)
         case .complementNaiveBayes:
-            return try ComplementNaiveBayes(smoothing: candidate.strength)
-                .train(naiveBayesCounts ?? NaiveBayesCounts(problem), validation: validation)
+            return (try ComplementNaiveBayes(smoothing: candidate.strength)
+                .train(naiveBayesCounts ?? NaiveBayesCounts(problem), validation: validation), nil)
         case .maxEnt, .automatic:
             var trainer = LogisticRegression(c: candidate.strength, threads: threads)
             if let iterations = candidate.iterations { trainer.maxIterations = iterations }
-            return try trainer.train(problem)
+            return (try trainer.train(problem), nil)
         case .linearSVM:
             var trainer = LinearSVM(c: candidate.strength, seed: parameters.seed, threads: threads)
             if let iterations = candidate.iterations { trainer.maxIterations = iterations }
             trainer.probability = calibration
-            return try trainer.train(problem, validation: validation)
+            trainer.start = start
+            let fit = try trainer.fit(problem, validation: validation)
+            return (fit.model, fit.dual)
         case .embedding:
             preconditionFailure("embeddings are trained by trainModel")
         }
+    }
+
+    /// The SVM whose dual variables `candidate` starts from: the same SVM with the full
+    /// vocabulary when `candidate` prunes it (same rows, fewer columns), else the last SVM
+    /// trained (same rows and columns, another `C`); `nil` for the first.
+    func startingPoint(for candidate: Candidate, among trained: some Sequence<Candidate>, last: Candidate?) -> Candidate? {
+        let full = Candidate(algorithm: candidate.algorithm, features: candidate.features.unpruned,
+                             strength: candidate.strength, iterations: candidate.iterations)
+        return trained.contains(full) ? full : last
+    }
+
+    /// The dual variables of `source` as a start for `target`, scaled by the ratio of their
+    /// `C`: at the optimum `αᵢ = 2Cᵢ max(0, 1 − yᵢ f(xᵢ))`, so where the margins change little
+    /// the dual variables grow with `C`. (Unscaled, the `C = 1` candidate of fortunes-topic
+    /// trained 7% slower.)
+    static func dualStart(_ dual: [Float], from source: Candidate, to target: Candidate) -> [Float] {
+        let scale = Float(target.strength / source.strength)
+        return scale == 1 ? dual : dual.map { $0 * scale }
     }
 
     /// The five most likely classes of each row, by probability.
