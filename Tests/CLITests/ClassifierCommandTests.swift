@@ -57,29 +57,16 @@ struct ClassifierCommandTests {
 
     @Test("Standard input: each answer is written as soon as its line has arrived")
     func interactive() throws {
-        let folder = try CLI.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let output = folder.appendingPathComponent("stdout")
-        try Data().write(to: output)
-        let outputHandle = try FileHandle(forWritingTo: output)
-        defer { try? outputHandle.close() }
         let input = Pipe()
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["predict"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["MLKIT_MODEL": ""]) { $1 }
-        process.standardInput = input
-        process.standardOutput = outputHandle
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Stopped here rather than by closing its input: a child that another test starts at
-        // the same moment can inherit the pipe's writing end and keep the input open.
-        defer { try? process.terminate(within: 30) }
+        // Stopped at the end rather than by closing its input: a child that another test starts
+        // at the same moment can inherit the pipe's writing end and keep the input open.
+        let running = try RunningCLI(["predict"], input: input, environment: ["MLKIT_MODEL": ""])
+        defer { running.stop() }
 
         input.fileHandleForWriting.write(Data("I love rainbows\n".utf8))
-        #expect(CLI.lines(of: output, count: 1) == ["positive"])
+        #expect(running.lines(1) == ["positive"])
         input.fileHandleForWriting.write(Data("I am sad on cloudy days\n".utf8))
-        #expect(CLI.lines(of: output, count: 2) == ["positive", "negative"])
+        #expect(running.lines(2) == ["positive", "negative"])
     }
 
     @Test("MLKIT_MODEL chooses the model")

@@ -11,26 +11,14 @@ struct ProcessTests {
     /// keep, so once `mlkit serve` listens, only its main thread is called `mlkit`.
     @Test("The command stops OpenBLAS's worker threads: none is left beside the main thread")
     func noBLASWorkerThreads() throws {
-        let folder = try CLI.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let output = folder.appendingPathComponent("stdout")
-        try Data().write(to: output)
-        let outputHandle = try FileHandle(forWritingTo: output)
-        defer { try? outputHandle.close() }
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--data", folder.appendingPathComponent("data").path,
-                             "--host", "127.0.0.1", "--port", "0"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = outputHandle
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { try? process.terminate(within: 30) }
-
-        let printed = CLI.lines(of: output, count: 1)
+        let data = try CLI.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: data) }
+        let running = try RunningCLI(["serve", "--data", data.path, "--host", "127.0.0.1", "--port", "0"])
+        defer { running.stop() }
+        let printed = running.lines(1)
         #expect(printed?.first?.hasPrefix("listening on http://127.0.0.1:") == true, "\(printed ?? [])")
 
-        let pid = process.processIdentifier
+        let pid = running.process.processIdentifier
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
         let named = try tasks.filter { task in
             let name = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)
