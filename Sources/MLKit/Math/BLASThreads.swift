@@ -10,7 +10,7 @@ public enum BLASThreads {
     ///
     /// OpenBLAS starts one worker thread per extra core when it loads, and each spins for about
     /// 0.1 s before it sleeps. A short process such as `mlkit train` shares its cores with them
-    /// meanwhile: on vader-sentiment they took 14% of the training time (`docs/benchmarks.md`).
+    /// meanwhile: without them, training vader-sentiment took 15% less time (`docs/benchmarks.md`).
     /// The `mlkit` command calls this first.
     ///
     /// It changes a setting of the whole process, so call it once, when the process starts, and
