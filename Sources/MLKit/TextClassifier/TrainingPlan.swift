@@ -359,8 +359,8 @@ struct TrainingPlan {
 
     /// The dual variables of `source` as a start for `target`, scaled by the ratio of their
     /// `C`: at the optimum `αᵢ = 2Cᵢ max(0, 1 − yᵢ f(xᵢ))`, so where the margins change little
-    /// the dual variables grow with `C`. (Unscaled, the `C = 1` candidate of fortunes-topic
-    /// trained 7% slower.)
+    /// the dual variables grow with `C`. (Unscaled, training fortunes-topic took 1.07× as
+    /// long, `docs/benchmarks.md`.)
     static func dualStart(_ dual: [Float], from source: Candidate, to target: Candidate) -> [Float] {
         let scale = Float(target.strength / source.strength)
         return scale == 1 ? dual : dual.map { $0 * scale }
