@@ -89,11 +89,11 @@ struct HeadlineTrainingTests {
 @Suite("Automatic selection: the one-standard-error rule, then a pruned vocabulary")
 struct AutomaticSelectionTests {
     /// A result whose validation predictions get `correct` of 100 examples right.
-    static func result(_ candidate: Candidate, correct: Int, order: Int) -> CandidateResult {
+    static func result(_ candidate: Candidate, correct: Int, order: Int, dual: [Float]? = nil) -> CandidateResult {
         let actual = (0..<100).map { $0 % 2 }
         let ranked = actual.enumerated().map { row, label in row < correct ? [label, 1 - label] : [1 - label, label] }
         return CandidateResult(candidate: candidate, metrics: ClassificationMetrics(labels: ["a", "b"], actual: actual, ranked: ranked),
-                               seconds: 0, calibration: nil, dual: nil, order: order)
+                               seconds: 0, calibration: nil, dual: dual, order: order)
     }
 
     static let plan = try! TrainingPlan(data: TextDataset([LabeledText(text: "x", label: "a"), LabeledText(text: "y", label: "b")]),
@@ -129,11 +129,14 @@ struct AutomaticSelectionTests {
         let (half, one) = (candidates[0], candidates[1])
         #expect(half.algorithm == .linearSVM && half.strength == 0.5)
         #expect(one.algorithm == .linearSVM && one.strength == 1)
-        #expect(Self.plan.startingPoint(for: half, among: [], last: nil) == nil)
-        #expect(Self.plan.startingPoint(for: one, among: [half], last: half) == half)
+        let trainedHalf = Self.result(half, correct: 80, order: 0, dual: [0.25])
+        let trainedOne = Self.result(one, correct: 80, order: 1, dual: [0.5])
+        let naiveBayes = Self.result(candidates[2], correct: 80, order: 2)
+        #expect(TrainingPlan.startingPoint(for: half, among: [])?.candidate == nil)
+        #expect(TrainingPlan.startingPoint(for: one, among: [trainedHalf])?.candidate == half)
         // The pruned C = 0.5 starts from the full C = 0.5, not from the last SVM trained.
         let pruned = try #require(Self.plan.prunedVariant(of: half))
-        #expect(Self.plan.startingPoint(for: pruned, among: [half, one], last: one) == half)
+        #expect(TrainingPlan.startingPoint(for: pruned, among: [trainedHalf, trainedOne, naiveBayes])?.candidate == half)
         #expect(TrainingPlan.dualStart([0, 0.25, 1], from: half, to: one) == [0, 0.5, 2])
         #expect(TrainingPlan.dualStart([0, 0.25, 1], from: half, to: pruned) == [0, 0.25, 1])
     }

@@ -205,10 +205,7 @@ private final class LaneState {
                     moved = moved || value > 0
                 }
                 // Most rows are outside the margin of every lane, with α = 0: nothing to add.
-                guard moved else { return }
-                SparseKernels.scatterUpdate(indices: indices, values: values, gradient: steps, scale: 1,
-                                            classes: lanes, weights: weights.base)
-                for lane in 0..<lanes { biasRow[lane] += steps[lane] }
+                if moved { update(indices, values, biasRow: biasRow) }
             }
         }
     }

@@ -62,11 +62,10 @@ struct SparseMatrix: Sendable {
         result.values.reserveCapacity(values.count)
         result.rowStarts.reserveCapacity(rowStarts.count)
         for row in 0..<rows {
-            for position in rowStarts[row]..<rowStarts[row + 1] where indices[position] < columns {
-                result.indices.append(indices[position])
-                result.values.append(values[position])
-            }
-            result.rowStarts.append(result.indices.count)
+            // A row's indices ascend, so the entries kept are its first ones.
+            let range = rowStarts[row]..<rowStarts[row + 1]
+            let end = indices[range].firstIndex { $0 >= columns } ?? range.upperBound
+            result.appendRow(indices: indices[range.lowerBound..<end], values: values[range.lowerBound..<end])
         }
         return result
     }

@@ -66,15 +66,9 @@ extension TextClassifier {
         let allLabels = labels + extra
         let index = Dictionary(uniqueKeysWithValues: allLabels.enumerated().map { ($1, $0) })
         let examples = dataset.examples
-        let classifier = self
-        let rankings = Parallel.balancedMap(examples.count, threads: 0) { rows in
-            var rankings: [[Int]] = []
-            rankings.reserveCapacity(rows.count)
-            classifier.forEachClassValues(.order, rows: rows, text: { examples[$0].text }) { _, values in
-                rankings.append(Self.ranking(values, 5))
-            }
-            return rankings
-        }.flatMap { $0 }
+        let rankings = mapClassValues(.order, count: examples.count, threads: 0, text: { examples[$0].text }) {
+            Self.ranking($0, 5)
+        }
         return ClassificationMetrics(labels: allLabels, actual: examples.map { index[$0.label]! }, ranked: rankings)
     }
 

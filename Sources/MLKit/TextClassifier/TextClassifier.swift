@@ -99,9 +99,7 @@ public struct TextClassifier: Sendable {
     ///   - maximumCount: How many labels to return at most.
     /// - Returns: Pairs of label and probability, in decreasing probability.
     public func rankedLabels(for text: String, maximumCount: Int) -> [(label: String, probability: Double)] {
-        withClassValues(.probabilities, for: text) { probabilities in
-            Self.ranking(probabilities, maximumCount).map { (labels[$0], Double(probabilities[$0])) }
-        }
+        withClassValues(.probabilities, for: text) { rankedLabels(from: $0, maximumCount: maximumCount) }
     }
 
     /// The most likely label of each text, computed on all cores.
@@ -110,16 +108,10 @@ public struct TextClassifier: Sendable {
     ///   - threads: Worker threads (0: all cores).
     /// - Returns: One label per text, in order.
     public func predictions(for texts: [String], threads: Int = 0) -> [String] {
-        let classifier = self
-        let parts = Parallel.balancedMap(texts.count, threads: threads) { rows in
-            var labels: [String] = []
-            labels.reserveCapacity(rows.count)
-            classifier.forEachClassValues(.order, rows: rows, text: { texts[$0] }) { _, values in
-                labels.append(Self.argmax(values).map { classifier.labels[$0] } ?? "")
-            }
-            return labels
+        let labels = self.labels
+        return mapClassValues(.order, count: texts.count, threads: threads, text: { texts[$0] }) { values in
+            Self.argmax(values).map { labels[$0] } ?? ""
         }
-        return parts.flatMap { $0 }
     }
 
     /// The ranked labels of each text, most likely first, with their probabilities, computed on
@@ -132,17 +124,9 @@ public struct TextClassifier: Sendable {
     public func rankedLabels(for texts: [String], maximumCount: Int,
                              threads: Int = 0) -> [[(label: String, probability: Double)]] {
         let classifier = self
-        let parts = Parallel.balancedMap(texts.count, threads: threads) { rows in
-            var rankings: [[(label: String, probability: Double)]] = []
-            rankings.reserveCapacity(rows.count)
-            classifier.forEachClassValues(.probabilities, rows: rows, text: { texts[$0] }) { _, probabilities in
-                rankings.append(Self.ranking(probabilities, maximumCount).map {
-                    (classifier.labels[$0], Double(probabilities[$0]))
-                })
-            }
-            return rankings
+        return mapClassValues(.probabilities, count: texts.count, threads: threads, text: { texts[$0] }) {
+            classifier.rankedLabels(from: $0, maximumCount: maximumCount)
         }
-        return parts.flatMap { $0 }
     }
 
     /// The most likely label for word counts, for callers that bring their own tokenizer, as
@@ -170,6 +154,30 @@ public struct TextClassifier: Sendable {
         var result: R?
         forEachClassValues(kind, rows: 0..<1, text: { _ in text }) { _, values in result = body(values) }
         return result!
+    }
+
+    /// Pairs of label and probability for the `maximumCount` largest of `probabilities`, largest
+    /// first.
+    private func rankedLabels(from probabilities: UnsafeMutableBufferPointer<Float>,
+                              maximumCount: Int) -> [(label: String, probability: Double)] {
+        Self.ranking(probabilities, maximumCount).map { (labels[$0], Double(probabilities[$0])) }
+    }
+
+    /// `transform` of the class values of each of `count` texts, in order, computed on all cores:
+    /// the batch form of ``withClassValues(_:for:_:)``. Rows are split into many small chunks
+    /// that the threads claim as they go (``Parallel/balancedMap(_:threads:_:)``).
+    /// - Parameters:
+    ///   - text: The text of a row.
+    ///   - threads: Worker threads (0: all cores).
+    func mapClassValues<T: Sendable>(_ kind: ClassValues, count: Int, threads: Int, text: @Sendable (Int) -> String,
+                                     _ transform: @Sendable (UnsafeMutableBufferPointer<Float>) -> T) -> [T] {
+        let classifier = self
+        return Parallel.balancedMap(count, threads: threads) { rows in
+            var results: [T] = []
+            results.reserveCapacity(rows.count)
+            classifier.forEachClassValues(kind, rows: rows, text: text) { _, values in results.append(transform(values)) }
+            return results
+        }.flatMap { $0 }
     }
 
     /// Featurizes and scores the texts of `rows` one after another on this thread, passing each

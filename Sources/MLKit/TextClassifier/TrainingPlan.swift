@@ -180,9 +180,6 @@ struct TrainingPlan {
         var prepared: [FeaturizerConfiguration: (train: TrainingProblem, validation: TrainingProblem, seconds: Double)] = [:]
         // Naive Bayes candidates on the same features share their class counts.
         var naiveBayesCounts: [FeaturizerConfiguration: NaiveBayesCounts] = [:]
-        // The SVMs' dual variables, by candidate: each later SVM starts from one of them.
-        var duals: [Candidate: [Float]] = [:]
-        var lastSVM: Candidate?
 
         /// The count matrices of the texts for a counting configuration.
         func count(_ counting: FeaturizerConfiguration) throws {
@@ -232,15 +229,12 @@ struct TrainingPlan {
                 naiveBayesCounts[features] = counts
             }
             var start: [Float]?
-            if candidate.algorithm == .linearSVM, let source = startingPoint(for: candidate, among: duals.keys, last: lastSVM) {
-                start = Self.dualStart(duals[source]!, from: source, to: candidate)
+            if candidate.algorithm == .linearSVM, let source = Self.startingPoint(for: candidate, among: results),
+               let dual = source.dual {
+                start = Self.dualStart(dual, from: source.candidate, to: candidate)
             }
             let (model, dual) = try trainModel(candidate, trainProblem, validation: validationProblem,
                                                naiveBayesCounts: counts, start: start)
-            if let dual {
-                duals[candidate] = dual
-                lastSVM = candidate
-            }
             let metrics = ClassificationMetrics(labels: labels, actual: validationProblem.labels.map(Int.init),
                                                 ranked: rankings(of: model, on: validationProblem.matrix))
             results.append(CandidateResult(candidate: candidate, metrics: metrics,
@@ -348,13 +342,14 @@ struct TrainingPlan {
         }
     }
 
-    /// The SVM whose dual variables `candidate` starts from: the same SVM with the full
-    /// vocabulary when `candidate` prunes it (same rows, fewer columns), else the last SVM
-    /// trained (same rows and columns, another `C`); `nil` for the first.
-    func startingPoint(for candidate: Candidate, among trained: some Sequence<Candidate>, last: Candidate?) -> Candidate? {
+    /// The result, among those of SVMs trained on the same rows, whose dual variables
+    /// `candidate` starts from: the same SVM with the full vocabulary when `candidate` prunes it
+    /// (same rows, fewer columns), else the last SVM trained (same rows and columns, another
+    /// `C`); `nil` for the first.
+    static func startingPoint(for candidate: Candidate, among results: [CandidateResult]) -> CandidateResult? {
         let full = Candidate(algorithm: candidate.algorithm, features: candidate.features.unpruned,
                              strength: candidate.strength, iterations: candidate.iterations)
-        return trained.contains(full) ? full : last
+        return results.first { $0.candidate == full && $0.dual != nil } ?? results.last { $0.dual != nil }
     }
 
     /// The dual variables of `source` as a start for `target`, scaled by the ratio of their
