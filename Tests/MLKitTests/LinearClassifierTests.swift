@@ -396,6 +396,57 @@ struct DeterminismTests {
         #expect(together.iterations[1] == alone.iterations[0])
     }
 
+    /// Every row of this problem also has a column of its own, with value 1, and a column that
+    /// it shares with one other row, with value 0.5; one column stays unused. The passes run on
+    /// the columns two rows or more use, and the solution gives the others `αᵢ yᵢ xᵢⱼ`.
+    @Test("Columns that one row alone uses: w = Σ αᵢyᵢxᵢ over every column, and the optimum's conditions hold")
+    func soleColumns() {
+        let base = separableProblem(rows: 90, classes: 3, seed: 8)
+        let rows = base.matrix.rows, unused = base.matrix.columns, columns = unused + 1 + rows + rows / 2
+        var matrix = SparseMatrix(columns: columns)
+        base.matrix.forEachRow(in: 0..<rows) { row, indices, values in
+            matrix.appendRow(indices: Array(indices) + [Int32(unused + 1 + row), Int32(unused + 1 + rows + row / 2)],
+                             values: Array(values) + [1, 0.5])
+        }
+        var uses = [Int](repeating: 0, count: columns)
+        for column in matrix.indices { uses[Int(column)] += 1 }
+        let solver = DualCoordinateDescent(matrix: matrix, labels: base.labels, tolerance: 1e-4, maxIterations: 10_000)
+        #expect(solver.matrix.columns == uses.filter { $0 >= 2 }.count)
+        #expect(solver.soleColumns.count == uses.filter { $0 == 1 }.count && solver.soleColumns.count >= rows)
+        #expect(solver.matrix.nonzeros + solver.soleColumns.count == matrix.nonzeros)
+        let lanes = (0..<3).map { DualCoordinateDescent.Lane(positiveClass: Int32($0), positiveCost: 1, negativeCost: 0.5) }
+        let solution = solver.solve(lanes: lanes, seed: 3)
+        #expect(solution.weights.count == columns * 3)
+        var expected = [Double](repeating: 0, count: columns * 3)
+        var margins = [Double](repeating: 0, count: rows * 3)
+        matrix.forEachRow(in: 0..<rows) { row, indices, values in
+            for lane in 0..<3 {
+                let sign: Double = base.labels[row] == Int32(lane) ? 1 : -1
+                for (column, value) in zip(indices, values) {
+                    expected[Int(column) * 3 + lane] += Double(solution.alpha[row * 3 + lane]) * sign * Double(value)
+                }
+            }
+        }
+        for (index, weight) in solution.weights.enumerated() { #expect(close(weight, expected[index], 1e-4)) }
+        #expect(solution.weights[unused * 3..<(unused + 1) * 3].allSatisfy { $0 == 0 })
+        // At the optimum the projected gradient of every dual variable is 0: G = 0 where α > 0,
+        // G ≥ 0 where α = 0, with G = y(w·x + b) − 1 + α/(2C) over all the columns.
+        var worst: Double = 0
+        matrix.forEachRow(in: 0..<rows) { row, indices, values in
+            for lane in 0..<3 {
+                let positive = base.labels[row] == Int32(lane)
+                var margin = Double(solution.bias[lane])
+                for (column, value) in zip(indices, values) { margin += Double(solution.weights[Int(column) * 3 + lane]) * Double(value) }
+                margins[row * 3 + lane] = margin
+                let alpha = Double(solution.alpha[row * 3 + lane])
+                let gradient = (positive ? margin : -margin) - 1 + alpha * (positive ? 0.5 : 1)
+                worst = max(worst, alpha > 0 ? abs(gradient) : max(0, -gradient))
+            }
+        }
+        #expect(worst < 1e-3, "largest projected gradient \(worst)")
+        #expect(solution.alpha.contains { $0 > 0 })
+    }
+
     @Test("Unused columns get zero weight, and the used ones what the compact problem gives")
     func compactedTraining() throws {
         // The separable problem's 70 columns spread over 4,096 (column c → 50 c + 7).

@@ -12,8 +12,9 @@
 /// share the random visiting orders drawn from ``seed`` (which makes each row visit one SIMD pass
 /// over a contiguous weight row for all classes), and split into one group of lanes per thread.
 /// A class's solution depends only on its own problem and on the seed, never on the thread
-/// count. Training runs on the used columns only (``ColumnCompaction``); unused features get
-/// weight 0.
+/// count. The passes run on the columns that two rows or more use; the weights of a column that
+/// one row alone uses follow from that row's dual variables (``DualCoordinateDescent``), and
+/// unused features get weight 0.
 ///
 /// Probabilities: one-vs-rest Platt scaling, or with more than two classes a softmax temperature
 /// when that labels more of the examples correctly
@@ -65,13 +66,11 @@ struct LinearSVM: Sendable {
     func fit(_ problem: TrainingProblem, validation: TrainingProblem? = nil) throws -> Fit {
         try validate()
         let threads = self.threads == 0 ? Parallel.defaultThreadCount : self.threads
-        let compaction = ColumnCompaction(matrix: problem.matrix)
-        let solver = DualCoordinateDescent(matrix: compaction.compact(problem.matrix), labels: problem.labels,
+        let solver = DualCoordinateDescent(matrix: problem.matrix, labels: problem.labels,
                                            tolerance: tolerance, maxIterations: maxIterations)
         let classes = problem.classCount
         let (weights, bias, iterations, dual) = solveAll(problem, solver: solver, threads: threads)
-        let unscaled = LinearModel(features: problem.matrix.columns, classes: classes,
-                                   weights: compaction.expand(weights, classes: classes), bias: bias,
+        let unscaled = LinearModel(features: problem.matrix.columns, classes: classes, weights: weights, bias: bias,
                                    probability: .softmax(temperature: 1))
         let mapping: LinearModel.ProbabilityMapping
         if let probability {
@@ -87,7 +86,7 @@ struct LinearSVM: Sendable {
         return Fit(model: model, iterations: iterations, dual: dual)
     }
 
-    /// Feature-major weights over the compact columns, biases, and iterations per binary problem:
+    /// Feature-major weights over the problem's columns, biases, and iterations per binary problem:
     /// one-vs-rest, or one problem and its negation for two classes. The lanes are split into one
     /// contiguous group per thread; every group draws the same visiting orders from ``seed``, so a
     /// lane's solution does not depend on the grouping.
@@ -112,7 +111,7 @@ struct LinearSVM: Sendable {
             (group, solver.solve(lanes: Array(lanes[group]), seed: seed,
                                  start: start.map { Self.columns(group, of: $0, width: lanes.count) }))
         }
-        return (interleave(groups.map { ($0.0, $0.1.weights) }, rows: solver.matrix.columns, classes: lanes.count),
+        return (interleave(groups.map { ($0.0, $0.1.weights) }, rows: solver.columns, classes: lanes.count),
                 groups.flatMap(\.1.bias), groups.flatMap(\.1.iterations),
                 interleave(groups.map { ($0.0, $0.1.alpha) }, rows: solver.matrix.rows, classes: lanes.count))
     }
