@@ -4,6 +4,7 @@
 #define _GNU_SOURCE  // RTLD_DEFAULT
 #endif
 #include <dlfcn.h>
+#include <malloc.h>
 // Debian's libopenblas-dev puts cblas.h under the openblas-pthread include folder that
 // pkg-config reports; the CBLAS interface is the same one Accelerate offers on Apple systems.
 #include <cblas.h>
@@ -25,4 +26,16 @@ static inline void mlkit_blas_use_calling_thread_only(void) {
 // Swift has no prefetch intrinsic. The sparse kernels use it to start a document's weight-row
 // misses all at once.
 static inline void mlkit_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
+
+// Not BLAS either: lets glibc's allocator serve blocks of up to 1 GiB from its heaps, and keep up
+// to 512 MiB of freed memory at the top of each heap for the next allocations. By default a block
+// above 32 MiB (a weight matrix) is mapped fresh and unmapped when freed, so every new one
+// page-faults over all its pages again. Returns 1 when both settings took.
+static inline int mlkit_reuse_freed_memory(void) {
+#ifdef __GLIBC__
+    return mallopt(M_MMAP_THRESHOLD, 1 << 30) && mallopt(M_TOP_PAD, 512 << 20);
+#else
+    return 0;
+#endif
+}
 #endif

@@ -14,6 +14,7 @@ BLASThreads.useCallingThreadOnly()
 // `compare` is the peer comparison's mlkit side (Comparison.swift): it reads datasets, not the
 // corpora below, so it runs before they are built.
 if CommandLine.arguments.dropFirst().first == "compare" {
+    FreedMemory.keepForReuse()  // as `mlkit train` does
     exit(runComparison(Array(CommandLine.arguments.dropFirst(2))))
 }
 // `passes` is the interleaved prediction benchmark's mlkit side (PredictionPasses.swift).

@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+import MLKit
+
+#if canImport(Glibc)
+@Suite("Freed memory kept for reuse")
+struct FreedMemoryTests {
+    /// The page faults of the calling thread so far (`RUSAGE_THREAD`, 1 on Linux, which Swift
+    /// does not import without `_GNU_SOURCE`).
+    private func pageFaults() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(1), &usage)
+        return usage.ru_minflt
+    }
+
+    /// The page faults of allocating a block, writing every page of it, and freeing it.
+    private func faultsOfLargeBlock(bytes: Int) -> Int {
+        let before = pageFaults()
+        let block = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
+        memset(block, 1, bytes)
+        block.deallocate()
+        return pageFaults() - before
+    }
+
+    @Test("A freed 48 MB block serves the next one without faulting its pages in again")
+    func largeBlockReused() {
+        #expect(FreedMemory.keepForReuse())
+        let bytes = 48 << 20, pages = bytes / 4096
+        _ = faultsOfLargeBlock(bytes: bytes)
+        let again = faultsOfLargeBlock(bytes: bytes)
+        // Without the settings glibc maps a block this large afresh each time: `pages` faults.
+        #expect(again < pages / 10, "\(again) page faults for a block of \(pages) pages")
+    }
+}
+#endif
