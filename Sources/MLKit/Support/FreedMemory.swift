@@ -10,11 +10,12 @@ public enum FreedMemory {
     ///
     /// By default glibc maps each block above 32 MiB afresh and unmaps it when it is freed, and
     /// returns most freed memory at the top of its heaps, so every candidate's arrays page-fault
-    /// over all their pages again. With this, training fortunes-topic took 0.89× the time and
-    /// debian-sections 0.88× (`docs/benchmarks.md`), and debian-sections' peak memory grew from
-    /// 491 to 555 MB. `mlkit train` calls it first.
+    /// over all their pages again. With this, `mlkit train` on fortunes-topic spent 0.20 s of
+    /// system time instead of 0.35 s, and its wall time was 0.85× (debian-sections 0.87×), while
+    /// peak memory grew from 296 to 310 MB (debian-sections 473 to 545 MB; `docs/benchmarks.md`,
+    /// session 11). `mlkit train` calls it first.
     ///
-    /// It changes a setting of the whole process and keeps up to 512 MiB of freed memory
+    /// It changes a setting of the whole process and keeps up to 64 MiB of freed memory
     /// resident, so call it in a process that trains, not in a long-running service that only
     /// predicts. It does nothing on Apple's systems.
     @discardableResult
