@@ -29,13 +29,14 @@
 /// uniformly random order of its active rows), and its result does not depend on which other
 /// lanes run beside it. Only the random stream differs from LIBLINEAR's.
 ///
-/// Columns that one row alone has a value in (most of a vocabulary's rare n-grams: 76% of
-/// fortunes-topic's columns, 65% of debian-sections') never enter the passes. Their weight is
-/// `w_jl = αᵢₗ yᵢₗ xᵢⱼ`, since only row `i` contributes to it, so their part of row `i`'s margin
-/// is `αᵢₗ yᵢₗ sᵢ` with `sᵢ = Σⱼ xᵢⱼ²` over those columns, and `G` becomes
+/// Columns that one row alone has a value in (a vocabulary's rare n-grams) never enter the
+/// passes. Their weight is `w_jl = αᵢₗ yᵢₗ xᵢⱼ`, since only row `i` contributes to it, so their
+/// part of row `i`'s margin is `αᵢₗ yᵢₗ sᵢ` with `sᵢ = Σⱼ xᵢⱼ²` over those columns, and `G` becomes
 /// `yᵢ(w'·xᵢ + w_b) − 1 + αᵢ(Dᵢᵢ + sᵢ)` over the other columns `w'`: the same iterates, without
-/// their weight rows (four in five of the rows a pass would fetch). ``Solution/weights`` puts
-/// them back at the end. Columns no row uses get weight 0.
+/// their weight rows. On fortunes-topic's training split they are 77% of the columns and 27% of
+/// the entries, so the passes fetch 27% fewer weight rows from a matrix a quarter the size
+/// (debian-sections: 67% and 13%). ``Solution/weights`` puts them back at the end. Columns no
+/// row uses get weight 0.
 ///
 /// Weights and dual variables are single precision; margins are accumulated in single
 /// precision too, far below the `ε = 0.1` scale of the stopping rule.
@@ -394,6 +395,7 @@ private final class LaneState {
                 solver.soleColumns.withUnsafeBufferPointer { columns in
                     solver.soleValues.withUnsafeBufferPointer { values in
                         for row in 0..<rows where starts[row] < starts[row + 1] {
+                            // `steps` as scratch: αᵢₗ yᵢₗ of the row, per lane.
                             for lane in 0..<lanes {
                                 steps.base[lane] = positiveClasses[lane] == labels[row] ? alpha[row * lanes + lane]
                                     : -alpha[row * lanes + lane]
