@@ -447,6 +447,30 @@ struct DeterminismTests {
         #expect(solution.alpha.contains { $0 > 0 })
     }
 
+    /// Every column belongs to one row (two of its own each), so no column is left for the
+    /// passes: only the bias and the folded terms remain, for one lane (two classes) and three.
+    @Test("An SVM whose every column one row alone uses trains, with each weight αᵢyᵢxᵢⱼ", arguments: [2, 3])
+    func onlySoleColumns(classes: Int) throws {
+        let rows = 30
+        var matrix = SparseMatrix(columns: 2 * rows)
+        for row in 0..<rows { matrix.appendRow(indices: [Int32(2 * row), Int32(2 * row + 1)], values: [1, 0.5]) }
+        let labels = (0..<rows).map { Int32($0 % classes) }
+        let problem = TrainingProblem(matrix: matrix, labels: labels, classCount: classes)
+        let fit = try LinearSVM(c: 1, threads: 2).fit(problem)
+        #expect(fit.model.accuracy(on: problem) == 1)
+        let lanes = classes == 2 ? 1 : classes
+        for row in 0..<rows {
+            for lane in 0..<lanes {
+                // With two classes the one problem has class 1 positive, and class 1's weights are its own.
+                let positiveClass = classes == 2 ? 1 : lane
+                let signed = fit.dual[row * lanes + lane] * (labels[row] == Int32(positiveClass) ? 1 : -1)
+                for (offset, value) in [(0, Float(1)), (1, Float(0.5))] {
+                    #expect(close(weight(fit.model, 2 * row + offset, positiveClass), Double(signed * value)))
+                }
+            }
+        }
+    }
+
     @Test("Unused columns get zero weight, and the used ones what the compact problem gives")
     func compactedTraining() throws {
         // The separable problem's 70 columns spread over 4,096 (column c → 50 c + 7).
