@@ -41,17 +41,15 @@
 /// Weights and dual variables are single precision; margins are accumulated in single
 /// precision too, far below the `ε = 0.1` scale of the stopping rule.
 struct DualCoordinateDescent: Sendable {
-    /// The training rows, over the ``sharedColumns`` only (renumbered `0..<k`).
+    /// The training rows over the columns that two rows or more have values in, renumbered
+    /// `0..<k` in order (``sharedIndex``): what the passes read.
     let matrix: SparseMatrix
-    /// The number of columns of the training matrix, and of ``Solution/weights``.
-    let columns: Int
-    /// The columns that two rows or more have values in, ascending: column `k` of ``matrix``.
-    let sharedColumns: [Int32]
-    /// The entries of the columns that only one row has a value in, by row (CSR over the rows:
-    /// row `i`'s entries are `soleStarts[i]..<soleStarts[i + 1]`).
-    let soleStarts: [Int]
-    let soleColumns: [Int32]
-    let soleValues: [Float]
+    /// The training matrix as given, whose other columns ``Solution/weights`` fills from the
+    /// dual variables (its storage is shared, not copied).
+    let training: SparseMatrix
+    /// For each column of ``training``, its column in ``matrix``, or −1 if fewer than two rows
+    /// use it.
+    let sharedIndex: [Int32]
     /// `sᵢ`: the sum of the squares of row `i`'s values in columns no other row has.
     let soleSquares: [Float]
     /// The class of each row.
@@ -91,16 +89,15 @@ struct DualCoordinateDescent: Sendable {
         // of each shared column.
         var uses = [UInt8](repeating: 0, count: matrix.columns)
         for column in matrix.indices where uses[Int(column)] < 2 { uses[Int(column)] += 1 }
-        var shared: [Int32] = []
-        var renumbered = [Int32](repeating: -1, count: matrix.columns)
+        var sharedIndex = [Int32](repeating: -1, count: matrix.columns)
+        var shared: Int32 = 0
         for column in 0..<matrix.columns where uses[column] == 2 {
-            renumbered[column] = Int32(shared.count)
-            shared.append(Int32(column))
+            sharedIndex[column] = shared
+            shared += 1
         }
-        var reduced = SparseMatrix(columns: shared.count)
+        var reduced = SparseMatrix(columns: Int(shared))
         var norms = [Float](repeating: 1, count: matrix.rows)
         var soleSquares = [Float](repeating: 0, count: matrix.rows)
-        var soleStarts = [0], soleColumns: [Int32] = [], soleValues: [Float] = []
         var rowIndices: [Int32] = [], rowValues: [Float] = []
         matrix.forEachRow(in: 0..<matrix.rows) { row, indices, values in
             var total: Double = 1, sole: Double = 0
@@ -108,26 +105,20 @@ struct DualCoordinateDescent: Sendable {
             rowValues.removeAll(keepingCapacity: true)
             for (column, value) in zip(indices, values) {
                 total += Double(value) * Double(value)
-                if uses[Int(column)] == 2 {
-                    rowIndices.append(renumbered[Int(column)])
+                if sharedIndex[Int(column)] >= 0 {
+                    rowIndices.append(sharedIndex[Int(column)])
                     rowValues.append(value)
                 } else {
                     sole += Double(value) * Double(value)
-                    soleColumns.append(column)
-                    soleValues.append(value)
                 }
             }
             reduced.appendRow(indices: rowIndices, values: rowValues)
-            soleStarts.append(soleColumns.count)
             norms[row] = Float(total)
             soleSquares[row] = Float(sole)
         }
         self.matrix = reduced
-        columns = matrix.columns
-        sharedColumns = shared
-        self.soleStarts = soleStarts
-        self.soleColumns = soleColumns
-        self.soleValues = soleValues
+        training = matrix
+        self.sharedIndex = sharedIndex
         self.soleSquares = soleSquares
         self.labels = labels
         squaredNorms = norms
@@ -385,26 +376,26 @@ private final class LaneState {
     func solution() -> DualCoordinateDescent.Solution {
         let lanes = laneCount, weights = weights.base, alpha = alpha.base
         let labels = labels.base, positiveClasses = positiveClasses.base
-        var full = [Float](repeating: 0, count: solver.columns * lanes)
+        var full = [Float](repeating: 0, count: solver.training.columns * lanes)
         full.withUnsafeMutableBufferPointer { full in
             let full = full.baseAddress!
-            for (compact, column) in solver.sharedColumns.enumerated() {
-                (full + Int(column) * lanes).update(from: weights + compact * lanes, count: lanes)
-            }
-            solver.soleStarts.withUnsafeBufferPointer { starts in
-                solver.soleColumns.withUnsafeBufferPointer { columns in
-                    solver.soleValues.withUnsafeBufferPointer { values in
-                        for row in 0..<rows where starts[row] < starts[row + 1] {
+            solver.sharedIndex.withUnsafeBufferPointer { sharedIndex in
+                for (column, compact) in sharedIndex.enumerated() where compact >= 0 {
+                    (full + column * lanes).update(from: weights + Int(compact) * lanes, count: lanes)
+                }
+                solver.training.forEachRow(in: 0..<rows) { row, indices, values in
+                    var signed = false
+                    for (column, value) in zip(indices, values) where sharedIndex[Int(column)] < 0 {
+                        if !signed {
                             // `steps` as scratch: αᵢₗ yᵢₗ of the row, per lane.
                             for lane in 0..<lanes {
                                 steps.base[lane] = positiveClasses[lane] == labels[row] ? alpha[row * lanes + lane]
                                     : -alpha[row * lanes + lane]
                             }
-                            for entry in starts[row]..<starts[row + 1] {
-                                let target = full + Int(columns[entry]) * lanes
-                                for lane in 0..<lanes { target[lane] = steps.base[lane] * values[entry] }
-                            }
+                            signed = true
                         }
+                        let target = full + Int(column) * lanes
+                        for lane in 0..<lanes { target[lane] = steps.base[lane] * value }
                     }
                 }
             }

@@ -111,7 +111,7 @@ struct LinearSVM: Sendable {
             (group, solver.solve(lanes: Array(lanes[group]), seed: seed,
                                  start: start.map { Self.columns(group, of: $0, width: lanes.count) }))
         }
-        return (interleave(groups.map { ($0.0, $0.1.weights) }, rows: solver.columns, classes: lanes.count),
+        return (interleave(groups.map { ($0.0, $0.1.weights) }, rows: solver.training.columns, classes: lanes.count),
                 groups.flatMap(\.1.bias), groups.flatMap(\.1.iterations),
                 interleave(groups.map { ($0.0, $0.1.alpha) }, rows: solver.matrix.rows, classes: lanes.count))
     }
