@@ -612,6 +612,56 @@ struct CalibrationTests {
         #expect(abs(a + 2) < 0.02 && abs(b - 0.5) < 0.02, "a \(a), b \(b)")
     }
 
+    @Test("A temperature fitted on many scores is the same on one thread and on several")
+    func temperatureThreads() {
+        // 4,000 rows of 30 classes (120,000 scores, enough to go parallel), the labelled class
+        // usually but not always on top.
+        var generator = SplitMix64(seed: 11)
+        let classes = 30, rows = 4_000
+        var scores = (0..<(rows * classes)).map { _ in generator.nextFloat() * 4 - 2 }
+        let labels = (0..<rows).map { Int32($0 % classes) }
+        for row in 0..<rows where row % 3 != 0 { scores[row * classes + Int(labels[row])] += 2.5 }
+        let one = ProbabilityCalibration.fitTemperature(scores: scores, labels: labels, classes: classes, threads: 1)
+        for threads in [2, 3, 0] {
+            let many = ProbabilityCalibration.fitTemperature(scores: scores, labels: labels, classes: classes,
+                                                             threads: threads)
+            #expect(many.bitPattern == one.bitPattern, "\(threads) threads: \(many) against \(one)")
+        }
+        #expect(one > 0 && one < 10)
+    }
+
+    @Test("Platt's fit on many values starts from a subsample's: the same optimum, in fewer evaluations")
+    func plattSubsampledStart() {
+        // 12,000 steep, noisy decision values, as an SVM gives on its own training rows: the
+        // positives' values mostly above 1, the negatives' mostly below -1.
+        var generator = SplitMix64(seed: 5)
+        var values: [Double] = [], positives: [Bool] = []
+        for index in 0..<12_000 {
+            let positive = index % 9 == 0
+            let noise = Double(generator.nextFloat()) * 2.4 - 1.2
+            values.append((positive ? 1.3 : -1.1) + noise)
+            positives.append(positive)
+        }
+        #expect(values.count >= ProbabilityCalibration.subsampledStartThreshold)
+        let (targets, prior) = ProbabilityCalibration.plattTargets(positives)
+        let fromPrior = ProbabilityCalibration.plattNewton(decisionValues: values, targets: targets, start: prior)
+        let (a, b) = ProbabilityCalibration.plattParameters(decisionValues: values, positives: positives)
+        #expect(abs(a - fromPrior.parameters.a) <= 1e-6 * abs(fromPrior.parameters.a), "a \(a) against \(fromPrior.parameters.a)")
+        #expect(abs(b - fromPrior.parameters.b) <= 1e-6 * abs(fromPrior.parameters.b), "b \(b) against \(fromPrior.parameters.b)")
+        // The work, in evaluations over all the values: the subsample's count as about a
+        // twelfth each.
+        let sample = Array(stride(from: 0, to: values.count, by: values.count / 1024))
+        let start = ProbabilityCalibration.plattNewton(decisionValues: sample.map { values[$0] },
+                                                       targets: sample.map { targets[$0] }, start: prior)
+        let fromStart = ProbabilityCalibration.plattNewton(decisionValues: values, targets: targets,
+                                                           start: start.parameters)
+        #expect(fromStart.parameters.a == a && fromStart.parameters.b == b)
+        let sampleShare = Double(sample.count) / Double(values.count)
+        let work = Double(fromStart.evaluations) + Double(start.evaluations) * sampleShare
+        #expect(work < 0.6 * Double(fromPrior.evaluations),
+                "\(fromStart.evaluations) + \(start.evaluations) on the subsample, against \(fromPrior.evaluations)")
+    }
+
     @Test("A fitted temperature lowers the validation NLL of naive Bayes")
     func temperature() throws {
         let plain = try MultinomialNaiveBayes().train(training)

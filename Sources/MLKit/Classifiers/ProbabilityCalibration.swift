@@ -13,14 +13,47 @@ enum ProbabilityCalibration {
     /// `σ = 10⁻¹²` and a backtracking line search (sufficient decrease `10⁻⁴`, steps halved down
     /// to `10⁻¹⁰`). Each term is evaluated in the overflow-free form for the sign of `a·f + b`.
     /// It stops when both gradient components are below `10⁻⁵` or after 100 iterations.
+    ///
+    /// With many values (``subsampledStartThreshold``), Newton's method first runs the same way
+    /// on about a thousand of them (every `n / 1024`-th, with the targets of all of them), and the
+    /// fit on all of them starts from that solution instead of `a = 0`: the same optimum, in
+    /// fewer passes over all the values. On fortunes-topic's refit (39 sigmoids on 11,945
+    /// training decision values, with slopes of −12 to −17) the fit from `a = 0` took 12.9
+    /// evaluations of the loss on average.
     /// - Returns: `(a, b)`; `a` is negative when larger decision values mean "positive".
     static func plattParameters(decisionValues: [Double], positives: [Bool]) -> (a: Double, b: Double) {
+        let (targets, prior) = plattTargets(positives)
+        var start = prior
+        if decisionValues.count >= subsampledStartThreshold {
+            let sample = Array(stride(from: 0, to: decisionValues.count, by: decisionValues.count / 1024))
+            let fitted = plattNewton(decisionValues: sample.map { decisionValues[$0] }, targets: sample.map { targets[$0] },
+                                     start: prior).parameters
+            if fitted.a.isFinite && fitted.b.isFinite { start = fitted }
+        }
+        return plattNewton(decisionValues: decisionValues, targets: targets, start: start).parameters
+    }
+
+    /// From how many decision values ``plattParameters(decisionValues:positives:)`` starts
+    /// from a subsample's fit.
+    static let subsampledStartThreshold = 4096
+
+    /// The smoothed targets of Platt's fit, `t₊ = (N₊ + 1)/(N₊ + 2)` for a positive and `t₋ =
+    /// 1/(N₋ + 2)` for a negative, and its usual start, `a = 0`, `b = log((N₋ + 1)/(N₊ + 1))`.
+    static func plattTargets(_ positives: [Bool]) -> (targets: [Double], prior: (a: Double, b: Double)) {
         let positiveCount = Double(positives.filter { $0 }.count)
         let negativeCount = Double(positives.count) - positiveCount
         let high = (positiveCount + 1) / (positiveCount + 2), low = 1 / (negativeCount + 2)
-        let targets = positives.map { $0 ? high : low }
-        var a = 0.0, b = log((negativeCount + 1) / (positiveCount + 1))
+        return (positives.map { $0 ? high : low }, (0, log((negativeCount + 1) / (positiveCount + 1))))
+    }
+
+    /// Newton's method of ``plattParameters(decisionValues:positives:)`` on `targets`
+    /// (``plattTargets(_:)``), from `start`.
+    /// - Returns: The parameters, and how many times the loss was evaluated.
+    static func plattNewton(decisionValues: [Double], targets: [Double], start: (a: Double, b: Double))
+        -> (parameters: (a: Double, b: Double), evaluations: Int) {
+        var (a, b) = start
         var current = plattTerms(decisionValues, targets, a, b)
+        var evaluations = 1
         for _ in 0..<100 {
             if abs(current.g1) < 1e-5 && abs(current.g2) < 1e-5 { break }
             let determinant = current.h11 * current.h22 - current.h21 * current.h21
@@ -30,6 +63,7 @@ enum ProbabilityCalibration {
             var step = 1.0
             while step >= 1e-10 {
                 let trial = plattTerms(decisionValues, targets, a + step * dA, b + step * dB)
+                evaluations += 1
                 if trial.value < current.value + 1e-4 * step * slope {
                     a += step * dA
                     b += step * dB
@@ -40,7 +74,7 @@ enum ProbabilityCalibration {
             }
             if step < 1e-10 { break }
         }
-        return (a, b)
+        return ((a, b), evaluations)
     }
 
     /// The cross-entropy of Platt's sigmoid, `Σᵢ tᵢ zᵢ + log(1 + e^{−zᵢ})` with `zᵢ = a fᵢ + b`,
@@ -105,7 +139,7 @@ enum ProbabilityCalibration {
         let platt = fitPlatt(scores: scores, labels: labels, classes: classes, threads: threads)
         guard classes > 2 else { return platt }
         let softmax = LinearModel.ProbabilityMapping.softmax(
-            temperature: fitTemperature(scores: scores, labels: labels, classes: classes))
+            temperature: fitTemperature(scores: scores, labels: labels, classes: classes, threads: threads))
         return correctCount(softmax, scores: scores, labels: labels, classes: classes)
             > correctCount(platt, scores: scores, labels: labels, classes: classes) ? softmax : platt
     }
@@ -135,18 +169,22 @@ enum ProbabilityCalibration {
     /// about ten passes over the scores, where bisection to the same precision took sixty.
     /// Scores that predict worse than chance give `β = 0`, returned as `T = 10⁶` (uniform
     /// probabilities); perfectly separated scores give `β = 2³⁰`.
-    static func fitTemperature(scores: [Float], labels: [Int32], classes: Int) -> Float {
+    /// - Parameter threads: Worker threads for each pass (0: all cores); the result does not
+    ///   depend on it.
+    static func fitTemperature(scores: [Float], labels: [Int32], classes: Int, threads: Int = 1) -> Float {
         guard !labels.isEmpty, classes > 1 else { return 1 }
-        if temperatureSlope(scores, labels, classes, 0).slope >= 0 { return 1e6 }
+        // Below 100k scores (a validation set) a pass takes well under a millisecond.
+        let threads = scores.count >= 100_000 ? threads : 1
+        if temperatureSlope(scores, labels, classes, 0, threads: threads).slope >= 0 { return 1e6 }
         var low = 0.0, high = 1.0
-        while temperatureSlope(scores, labels, classes, high).slope < 0 {
+        while temperatureSlope(scores, labels, classes, high, threads: threads).slope < 0 {
             guard high < 0x1p30 else { return Float(1 / high) }
             low = high
             high *= 2
         }
         var beta = (low + high) / 2
         for _ in 0..<100 {
-            let (slope, curvature) = temperatureSlope(scores, labels, classes, beta)
+            let (slope, curvature) = temperatureSlope(scores, labels, classes, beta, threads: threads)
             if slope < 0 { low = beta } else { high = beta }
             var next = beta - slope / curvature
             if !(next > low && next < high) { next = (low + high) / 2 }
@@ -158,24 +196,33 @@ enum ProbabilityCalibration {
     }
 
     /// `d NLL / dβ = Σᵢ (E_{softmax(β sᵢ)}[sᵢ] − sᵢ,yᵢ)` and `d² NLL / dβ² = Σᵢ Var_{softmax(β sᵢ)}[sᵢ]`.
+    /// The rows' terms are computed on `threads` threads (0: all cores) and added in row order, so
+    /// the sums are the same on any number of threads.
     private static func temperatureSlope(_ scores: [Float], _ labels: [Int32], _ classes: Int,
-                                         _ beta: Double) -> (slope: Double, curvature: Double) {
-        var total = 0.0, curvature = 0.0
-        for row in labels.indices {
-            let base = row * classes
-            var largest = -Double.infinity
-            for lane in 0..<classes { largest = max(largest, beta * Double(scores[base + lane])) }
-            var weightSum = 0.0, expected = 0.0, expectedSquare = 0.0
-            for lane in 0..<classes {
-                let score = Double(scores[base + lane])
-                let weight = exp(beta * score - largest)
-                weightSum += weight
-                expected += weight * score
-                expectedSquare += weight * score * score
+                                         _ beta: Double, threads: Int) -> (slope: Double, curvature: Double) {
+        let parts = Parallel.balancedMap(labels.count, threads: threads) { rows in
+            rows.map { row -> (slope: Double, curvature: Double) in
+                let base = row * classes
+                var largest = -Double.infinity
+                for lane in 0..<classes { largest = max(largest, beta * Double(scores[base + lane])) }
+                var weightSum = 0.0, expected = 0.0, expectedSquare = 0.0
+                for lane in 0..<classes {
+                    let score = Double(scores[base + lane])
+                    let weight = exp(beta * score - largest)
+                    weightSum += weight
+                    expected += weight * score
+                    expectedSquare += weight * score * score
+                }
+                let mean = expected / weightSum
+                return (mean - Double(scores[base + Int(labels[row])]), max(0, expectedSquare / weightSum - mean * mean))
             }
-            let mean = expected / weightSum
-            total += mean - Double(scores[base + Int(labels[row])])
-            curvature += max(0, expectedSquare / weightSum - mean * mean)
+        }
+        var total = 0.0, curvature = 0.0
+        for part in parts {
+            for terms in part {
+                total += terms.slope
+                curvature += terms.curvature
+            }
         }
         return (total, curvature)
     }
