@@ -50,6 +50,7 @@ static inline int mlkit_reuse_freed_memory(void) {
 #include <immintrin.h>
 #include <cpuid.h>
 #include <stdint.h>
+#include <math.h>
 
 // 1 when the processor has AVX and the operating system saves the 256-bit registers.
 static inline int mlkit_has_avx(void) {
@@ -129,6 +130,110 @@ static inline void mlkit_avx_scatter_update(const int32_t *indices, const float 
         }
         for (long single = 0; single < singles; single++, lane++) row[lane] = row[lane] + factor * gradient[lane];
     }
+}
+// The step of one row in every lane of the dual coordinate descent (LaneState.pass in
+// DualCoordinateDescent.swift), eight lanes at a time, for `lanes` lanes whose margins are in
+// `margins`. Every lane computes exactly what the Swift loop computes, in the same order, and
+// Swift's min and max are kept by explicit comparisons (`min(x, y)` is `y < x ? y : x`,
+// `max(x, y)` is `y >= x ? y : x`). A lane whose row is inactive gets a step of 0; a lane the
+// row leaves (shrinking) gets its flag cleared, and `activeRows` and `*activeLanes` drop by one.
+// Returns 1 if some lane's dual variable moved.
+__attribute__((target("avx"), always_inline))
+static inline int mlkit_dual_lane_step(long lane, const float *margins, int32_t label, const int32_t *positiveClasses,
+                                       const float *positiveDiagonal, const float *negativeDiagonal, float *alpha,
+                                       uint8_t *active, const float *previousMax, float *passMax, float *passMin,
+                                       float curvatureBase, float sole, float *steps, long *activeRows,
+                                       int32_t *activeLanes) {
+    steps[lane] = 0;
+    if (active[lane] == 0) return 0;
+    const int positive = positiveClasses[lane] == label;
+    const float sign = positive ? 1.0f : -1.0f;
+    const float diagonal = positive ? positiveDiagonal[lane] : negativeDiagonal[lane];
+    const float gradient = sign * margins[lane] - 1.0f + alpha[lane] * (diagonal + sole);
+    float projected = gradient;
+    if (alpha[lane] == 0) {
+        if (gradient > previousMax[lane]) {
+            active[lane] = 0;
+            *activeLanes -= 1;
+            activeRows[lane] -= 1;
+            return 0;
+        }
+        projected = 0.0f < gradient ? 0.0f : gradient;
+    }
+    passMax[lane] = projected >= passMax[lane] ? projected : passMax[lane];
+    passMin[lane] = projected < passMin[lane] ? projected : passMin[lane];
+    if (!(fabsf(projected) > 1e-12f)) return 0;
+    const float old = alpha[lane];
+    const float candidate = old - gradient / (curvatureBase + diagonal);
+    alpha[lane] = 0.0f >= candidate ? 0.0f : candidate;
+    steps[lane] = (alpha[lane] - old) * sign;
+    return 1;
+}
+
+__attribute__((target("avx")))
+static inline int mlkit_avx_dual_lane_steps(long lanes, const float *margins, int32_t label,
+                                            const int32_t *positiveClasses, const float *positiveDiagonal,
+                                            const float *negativeDiagonal, float *alpha, uint8_t *active,
+                                            const float *previousMax, float *passMax, float *passMin,
+                                            float curvatureBase, float sole, float *steps, long *activeRows,
+                                            int32_t *activeLanes) {
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), minusOne = _mm256_set1_ps(-1.0f);
+    const __m256 labels = _mm256_set1_ps((float)label), soles = _mm256_set1_ps(sole);
+    const __m256 curvatures = _mm256_set1_ps(curvatureBase), smallest = _mm256_set1_ps(1e-12f);
+    const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    int moved = 0;
+    long lane = 0;
+    for (; lane + 8 <= lanes; lane += 8) {
+        uint64_t flags;
+        __builtin_memcpy(&flags, active + lane, 8);
+        if (flags == 0) {
+            _mm256_storeu_ps(steps + lane, zero);
+            continue;
+        }
+        // The active flags, widened from bytes to lane masks.
+        const __m128i bytes = _mm_cmpeq_epi8(_mm_cvtsi64_si128((long long)flags), _mm_setzero_si128());
+        const __m256 inactive = _mm256_castsi256_ps(_mm256_insertf128_si256(
+            _mm256_castsi128_si256(_mm_cvtepi8_epi32(bytes)), _mm_cvtepi8_epi32(_mm_srli_si128(bytes, 4)), 1));
+        const __m256 isActive = _mm256_andnot_ps(inactive, _mm256_castsi256_ps(_mm256_set1_epi32(-1)));
+        // Classes are below 2^24, so their float values compare exactly.
+        const __m256 positive = _mm256_cmp_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(positiveClasses + lane))),
+                                              labels, _CMP_EQ_OQ);
+        const __m256 sign = _mm256_blendv_ps(minusOne, one, positive);
+        const __m256 diagonal = _mm256_blendv_ps(_mm256_loadu_ps(negativeDiagonal + lane),
+                                                 _mm256_loadu_ps(positiveDiagonal + lane), positive);
+        const __m256 old = _mm256_loadu_ps(alpha + lane);
+        const __m256 gradient = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(sign, _mm256_loadu_ps(margins + lane)), one),
+                                              _mm256_mul_ps(old, _mm256_add_ps(diagonal, soles)));
+        const __m256 atZero = _mm256_cmp_ps(old, zero, _CMP_EQ_OQ);
+        const __m256 shrink = _mm256_and_ps(_mm256_and_ps(isActive, atZero),
+                                            _mm256_cmp_ps(gradient, _mm256_loadu_ps(previousMax + lane), _CMP_GT_OQ));
+        const __m256 clipped = _mm256_blendv_ps(gradient, zero, _mm256_cmp_ps(zero, gradient, _CMP_LT_OQ));
+        const __m256 projected = _mm256_blendv_ps(gradient, clipped, atZero);
+        const __m256 updating = _mm256_andnot_ps(shrink, isActive);
+        const __m256 highest = _mm256_loadu_ps(passMax + lane), lowest = _mm256_loadu_ps(passMin + lane);
+        _mm256_storeu_ps(passMax + lane, _mm256_blendv_ps(highest, projected,
+                                                          _mm256_and_ps(updating, _mm256_cmp_ps(projected, highest, _CMP_GE_OQ))));
+        _mm256_storeu_ps(passMin + lane, _mm256_blendv_ps(lowest, projected,
+                                                          _mm256_and_ps(updating, _mm256_cmp_ps(projected, lowest, _CMP_LT_OQ))));
+        const __m256 moving = _mm256_and_ps(updating, _mm256_cmp_ps(_mm256_and_ps(projected, magnitude), smallest, _CMP_GT_OQ));
+        const __m256 candidate = _mm256_sub_ps(old, _mm256_div_ps(gradient, _mm256_add_ps(curvatures, diagonal)));
+        const __m256 updated = _mm256_blendv_ps(candidate, zero, _mm256_cmp_ps(zero, candidate, _CMP_GE_OQ));
+        const __m256 next = _mm256_blendv_ps(old, updated, moving);
+        _mm256_storeu_ps(alpha + lane, next);
+        _mm256_storeu_ps(steps + lane, _mm256_and_ps(moving, _mm256_mul_ps(_mm256_sub_ps(next, old), sign)));
+        moved |= _mm256_movemask_ps(moving) != 0;
+        for (int shrunk = _mm256_movemask_ps(shrink); shrunk != 0; shrunk &= shrunk - 1) {
+            const int bit = __builtin_ctz(shrunk);
+            active[lane + bit] = 0;
+            *activeLanes -= 1;
+            activeRows[lane + bit] -= 1;
+        }
+    }
+    for (; lane < lanes; lane++)
+        moved |= mlkit_dual_lane_step(lane, margins, label, positiveClasses, positiveDiagonal, negativeDiagonal, alpha,
+                                      active, previousMax, passMax, passMin, curvatureBase, sole, steps, activeRows,
+                                      activeLanes);
+    return moved;
 }
 #endif
 

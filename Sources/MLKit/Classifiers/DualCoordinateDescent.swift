@@ -1,3 +1,6 @@
+#if !canImport(Accelerate)
+internal import CBLAS
+#endif
 /// The dual coordinate descent solver of L2-regularized L2-loss SVMs with a bias feature:
 /// LIBLINEAR's `-s 1 -B 1` (Hsieh, Chang, Lin, Keerthi & Sundararajan, "A dual coordinate
 /// descent method for large-scale linear SVM", ICML 2008, Algorithm 1 with the shrinking of
@@ -269,6 +272,10 @@ private final class LaneState {
         // Weights far larger than the cache: fetch the next row's weight rows while this row is
         // worked on, so that their misses overlap with the work instead of following it.
         let prefetches = features * lanes >= LinearModel.prefetchThreshold
+        let step = LaneStep(lanes: lanes, margins: margins, positiveClasses: positiveClasses,
+                            positiveDiagonal: positiveDiagonal, negativeDiagonal: negativeDiagonal,
+                            previousMax: previousMax, passMax: passMax, passMin: passMin, steps: steps,
+                            activeRows: activeRows.base)
         for position in 0..<rows {
             let row = Int(order.base[position])
             if prefetches && position + 2 < rows {
@@ -286,34 +293,11 @@ private final class LaneState {
             margins.update(from: biasRow, count: lanes)
             SparseKernels.accumulateRows(indices: indices, values: values, weights: weights, classes: lanes,
                                          into: margins)
-            let label = labels[row]
-            let curvatureBase = squaredNorms[row], sole = soleSquares[row]
-            var moved = false
-            for lane in 0..<lanes {
-                steps[lane] = 0
-                let slot = row * lanes + lane
-                guard active[slot] != 0 else { continue }
-                let positive = positiveClasses[lane] == label
-                let sign: Float = positive ? 1 : -1
-                let diagonal = positive ? positiveDiagonal[lane] : negativeDiagonal[lane]
-                let gradient = sign * margins[lane] - 1 + alpha[slot] * (diagonal + sole)
-                var projected = gradient
-                if alpha[slot] == 0 {
-                    if gradient > previousMax[lane] {
-                        shrink(row: row, lane: lane)
-                        continue
-                    }
-                    projected = min(gradient, 0)
-                }
-                passMax[lane] = max(passMax[lane], projected)
-                passMin[lane] = min(passMin[lane], projected)
-                guard abs(projected) > 1e-12 else { continue }
-                let old = alpha[slot]
-                alpha[slot] = max(old - gradient / (curvatureBase + diagonal), 0)
-                steps[lane] = (alpha[slot] - old) * sign
-                moved = true
+            let slots = row * lanes
+            if step.run(label: labels[row], curvatureBase: squaredNorms[row], sole: soleSquares[row],
+                        alpha: alpha + slots, active: active + slots, activeLanes: activeLanes + row) {
+                update(indices, values, biasRow: biasRow)
             }
-            if moved { update(indices, values, biasRow: biasRow) }
         }
     }
 
@@ -324,13 +308,6 @@ private final class LaneState {
         SparseKernels.scatterUpdate(indices: indices, values: values, gradient: steps.base, scale: 1,
                                     classes: laneCount, weights: weights.base)
         for lane in 0..<laneCount { biasRow[lane] += steps.base[lane] }
-    }
-
-    /// Removes `row` from `lane`'s active set.
-    private func shrink(row: Int, lane: Int) {
-        active.base[row * laneCount + lane] = 0
-        activeLanes.base[row] -= 1
-        activeRows.base[lane] -= 1
     }
 
     /// Applies each running lane's stopping rule after a pass: stop, reactivate shrunk rows, or
@@ -406,4 +383,97 @@ private final class LaneState {
                                               alpha: Array(UnsafeBufferPointer(start: alpha, count: rows * lanes)),
                                               iterations: iterations)
     }
+}
+
+/// One row's coordinate step in every lane of a ``DualCoordinateDescent`` pass: each lane's
+/// projected gradient, its shrinking test, its pass extremes, and its new dual variable. The
+/// per-lane buffers are fixed for a pass; ``run(label:curvatureBase:sole:alpha:active:activeLanes:)``
+/// takes the row's own.
+struct LaneStep {
+    let lanes: Int
+    /// The row's margins `w·x + w_b`, per lane.
+    let margins: UnsafeMutablePointer<Float>
+    let positiveClasses: UnsafeMutablePointer<Int32>
+    let positiveDiagonal: UnsafeMutablePointer<Float>
+    let negativeDiagonal: UnsafeMutablePointer<Float>
+    /// `max PG` of the previous pass (the shrinking threshold), and this pass's extremes.
+    let previousMax: UnsafeMutablePointer<Float>
+    let passMax: UnsafeMutablePointer<Float>
+    let passMin: UnsafeMutablePointer<Float>
+    /// Written: each lane's change of `αᵢ yᵢ`, 0 where nothing moved.
+    let steps: UnsafeMutablePointer<Float>
+    /// The active rows of each lane, one fewer for each lane the row leaves.
+    let activeRows: UnsafeMutablePointer<Int>
+
+    /// Takes the row's step in every lane in which it is active, removing it from the lanes
+    /// where it is shrunk.
+    /// - Parameters:
+    ///   - label: The row's class.
+    ///   - curvatureBase: `xᵢ·xᵢ + 1`.
+    ///   - sole: `sᵢ`, the squares of the row's values in columns no other row uses.
+    ///   - alpha: The row's dual variable in each lane.
+    ///   - active: The row's flag in each lane.
+    ///   - activeLanes: The number of lanes in which the row is active.
+    /// - Returns: Whether some lane's dual variable moved.
+    @inline(__always)
+    func run(label: Int32, curvatureBase: Float, sole: Float, alpha: UnsafeMutablePointer<Float>,
+             active: UnsafeMutablePointer<UInt8>, activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
+        #if arch(x86_64) && !canImport(Accelerate)
+        if SparseKernels.usesAVX && lanes >= 8 {
+            return runWithAVX(label: label, curvatureBase: curvatureBase, sole: sole, alpha: alpha, active: active,
+                              activeLanes: activeLanes)
+        }
+        #endif
+        return runPortably(label: label, curvatureBase: curvatureBase, sole: sole, alpha: alpha, active: active,
+                           activeLanes: activeLanes)
+    }
+
+    /// ``run(label:curvatureBase:sole:alpha:active:activeLanes:)`` one lane at a time in Swift,
+    /// on any processor: the reference that the AVX kernel must match bit for bit.
+    @inline(__always)
+    func runPortably(label: Int32, curvatureBase: Float, sole: Float, alpha: UnsafeMutablePointer<Float>,
+                     active: UnsafeMutablePointer<UInt8>, activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
+        var moved = false
+        for lane in 0..<lanes {
+            steps[lane] = 0
+            guard active[lane] != 0 else { continue }
+            let positive = positiveClasses[lane] == label
+            let sign: Float = positive ? 1 : -1
+            let diagonal = positive ? positiveDiagonal[lane] : negativeDiagonal[lane]
+            let gradient = sign * margins[lane] - 1 + alpha[lane] * (diagonal + sole)
+            var projected = gradient
+            if alpha[lane] == 0 {
+                if gradient > previousMax[lane] {
+                    // Shrinking: the row leaves this lane's active set.
+                    active[lane] = 0
+                    activeLanes.pointee -= 1
+                    activeRows[lane] -= 1
+                    continue
+                }
+                projected = min(gradient, 0)
+            }
+            passMax[lane] = max(passMax[lane], projected)
+            passMin[lane] = min(passMin[lane], projected)
+            guard abs(projected) > 1e-12 else { continue }
+            let old = alpha[lane]
+            alpha[lane] = max(old - gradient / (curvatureBase + diagonal), 0)
+            steps[lane] = (alpha[lane] - old) * sign
+            moved = true
+        }
+        return moved
+    }
+
+    #if arch(x86_64) && !canImport(Accelerate)
+    /// ``run(label:curvatureBase:sole:alpha:active:activeLanes:)`` eight lanes at a time, by the
+    /// C shim's AVX kernel: the same operations in the same order, with Swift's `min` and `max`
+    /// kept by explicit comparisons, so the results are bit-identical to ``runPortably(label:curvatureBase:sole:alpha:active:activeLanes:)``.
+    /// The lanes' branches (active, shrunk, moved) become masks.
+    @inline(__always)
+    func runWithAVX(label: Int32, curvatureBase: Float, sole: Float, alpha: UnsafeMutablePointer<Float>,
+                    active: UnsafeMutablePointer<UInt8>, activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
+        mlkit_avx_dual_lane_steps(lanes, margins, label, positiveClasses, positiveDiagonal, negativeDiagonal, alpha,
+                                  active, previousMax, passMax, passMin, curvatureBase, sole, steps, activeRows,
+                                  activeLanes) != 0
+    }
+    #endif
 }
