@@ -9,15 +9,17 @@ internal import CBLAS
 /// feature `f` contiguously, so one document touches one short row per non-zero feature.
 enum SparseKernels {
     #if arch(x86_64) && !canImport(Accelerate)
-    /// Whether ``accumulateRows(indices:values:weights:classes:into:)`` and
-    /// ``scatterUpdate(indices:values:gradient:scale:classes:weights:)`` hand rows of 8 classes or
-    /// more to the C shim's 256-bit AVX kernels: this module is compiled for the baseline x86-64
-    /// target, where Swift's SIMD types are 128-bit SSE. The AVX kernels give bit-identical results
-    /// (each lane multiplies, then adds, in the same order; AVX has no fused multiply-add) in half
-    /// the vector instructions. Measured against the portable kernels in the same binary, in
-    /// alternation (`docs/benchmarks.md`, session 12): training fortunes-topic (39 classes) took
-    /// 0.85–0.90× the wall time and debian-sections (41) 0.82–0.83×; batch prediction 0.97× and
-    /// 0.91×. Below 8 classes there is no 256-bit vector to fill, and the portable kernels run.
+    /// Whether ``accumulateRows(indices:values:weights:classes:into:)``,
+    /// ``scatterUpdate(indices:values:gradient:scale:classes:weights:)`` and the SVM solver's
+    /// ``LaneStep`` hand rows of 8 classes or more to the C shim's 256-bit AVX kernels: this module
+    /// is compiled for the baseline x86-64 target, where Swift's SIMD types are 128-bit SSE. The
+    /// AVX kernels give bit-identical results (each lane multiplies, then adds, in the same order;
+    /// AVX has no fused multiply-add) in half the vector instructions. Measured against the
+    /// portable kernels in the same binary, in alternation (`docs/benchmarks.md`, session 12): the
+    /// two sparse kernels took training fortunes-topic (39 classes) to 0.85–0.90× the wall time and
+    /// debian-sections (41) to 0.82–0.83×, and batch prediction to 0.97× and 0.91×; the lane step
+    /// then took both to about 0.96×. Below 8 classes there is no 256-bit vector to fill, and the
+    /// portable kernels run.
     ///
     /// `MLKIT_SPARSE_KERNELS=portable` in the environment keeps the portable kernels, to measure
     /// one against the other in the same binary.
