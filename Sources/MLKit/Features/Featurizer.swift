@@ -163,12 +163,17 @@ public struct Featurizer: Sendable {
                         if hashed < hashes.count { hashes[hashed] = hash }
                         hashed += 1
                     }
-                    vocabulary.withLookup { lookup in
-                        for position in 0..<min(hashed, hashes.count) { lookup.prefetch(hash: hashes[position]) }
-                        for position in 0..<min(hashed, hashes.count) {
-                            guard let index = lookup.index(ofHash: hashes[position]) else { continue }
-                            raw[found] = Int32(truncatingIfNeeded: index)
-                            found += 1
+                    withInverseDocumentFrequencies { idf in
+                        vocabulary.withLookup { lookup in
+                            for position in 0..<min(hashed, hashes.count) { lookup.prefetch(hash: hashes[position]) }
+                            for position in 0..<min(hashed, hashes.count) {
+                                guard let index = lookup.index(ofHash: hashes[position]) else { continue }
+                                raw[found] = Int32(truncatingIfNeeded: index)
+                                found += 1
+                                // The weighting multiplies by this feature's IDF after the counting:
+                                // its cache miss overlaps with the lookups and the counting instead.
+                                if let idf { prefetchForReading(idf + index) }
+                            }
                         }
                     }
                 }
@@ -182,6 +187,13 @@ public struct Featurizer: Sendable {
             }
         }
         return found
+    }
+
+    /// Calls `body` with the IDF of each feature, or `nil` without TF-IDF weighting.
+    @inline(__always)
+    private func withInverseDocumentFrequencies<R>(_ body: (UnsafePointer<Float>?) -> R) -> R {
+        guard let inverseDocumentFrequency else { return body(nil) }
+        return inverseDocumentFrequency.withUnsafeBufferPointer { body($0.baseAddress) }
     }
 
     /// The index of the feature with this key (see ``FeatureHash``), or `nil` if a vocabulary
