@@ -45,17 +45,26 @@ struct LinearModel: Sendable, Equatable {
     }
 
     /// Writes the `classes` scores of a sparse row into `scores`.
+    /// - Parameter prefetching: Whether to fetch the rows first when the matrix is large; `false`
+    ///   when the featurizer has fetched them (``withWeightRows(_:)``).
     func scores(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
-                into scores: UnsafeMutableBufferPointer<Float>) {
+                into scores: UnsafeMutableBufferPointer<Float>, prefetching: Bool = true) {
         guard let output = scores.baseAddress else { return }
         for lane in 0..<classes { output[lane] = bias[lane] }
         weights.withUnsafeBufferPointer { weights in
-            if weights.count >= Self.prefetchThreshold {
+            if prefetching && weights.count >= Self.prefetchThreshold {
                 SparseKernels.prefetchRows(indices: indices, weights: weights.baseAddress!, classes: classes)
             }
             SparseKernels.accumulateRows(indices: indices, values: values, weights: weights.baseAddress!,
                                          classes: classes, into: output)
         }
+    }
+
+    /// Calls `body` with the weight rows when the matrix is large enough for their prefetching to
+    /// pay (``prefetchThreshold``), else with `nil`.
+    func withWeightRows<R>(_ body: (WeightRows?) -> R) -> R {
+        guard weights.count >= Self.prefetchThreshold else { return body(nil) }
+        return weights.withUnsafeBufferPointer { body(WeightRows(weights: $0.baseAddress!, classes: classes)) }
     }
 
     /// The number of weights (4 MB of them) from which a document's rows are prefetched before

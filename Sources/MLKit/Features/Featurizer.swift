@@ -122,10 +122,15 @@ public struct Featurizer: Sendable {
     /// Computes the features of UTF-8 text into the first `buffer.count` entries of
     /// `buffer.indices` and `buffer.values`, reusing the buffer's storage: after warm-up, no
     /// allocation.
-    /// - Parameter ascending: Whether the indices must be in ascending order, as in a
-    ///   ``SparseVector`` or a matrix row. Scoring one text does not need the order, and then
-    ///   the indices come in the order of their first occurrence, which is cheaper to get.
-    func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, ascending: Bool = true) {
+    /// - Parameters:
+    ///   - ascending: Whether the indices must be in ascending order, as in a ``SparseVector`` or
+    ///     a matrix row. Scoring one text does not need the order, and then the indices come in
+    ///     the order of their first occurrence, which is cheaper to get.
+    ///   - rows: A weight matrix far larger than the cache whose row of each feature found the
+    ///     caller will read: each is fetched as soon as the vocabulary gives its index, so that
+    ///     its cache misses overlap with the rest of the featurizing.
+    func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, ascending: Bool = true,
+                  prefetching rows: WeightRows? = nil) {
         // A document has at most one token per byte and a bounded number of features per token;
         // only NFKC expansion with character n-grams can exceed the estimate, and then the
         // document is simply hashed again into a larger buffer.
@@ -133,7 +138,7 @@ public struct Featurizer: Sendable {
         var found = 0
         repeat {
             buffer.reserveRaw(needed)
-            found = collectIndices(of: bytes, into: &buffer)
+            found = collectIndices(of: bytes, into: &buffer, prefetching: rows)
             needed = found
         } while found > buffer.raw.count
         if ascending { buffer.countRawIndices(found) } else { buffer.countRawIndicesInFirstOccurrence(found) }
@@ -150,7 +155,8 @@ public struct Featurizer: Sendable {
 
     /// Writes the index of each feature into `buffer.raw` while there is room, and returns how
     /// many features there are.
-    private func collectIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer) -> Int {
+    private func collectIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
+                                prefetching rows: WeightRows?) -> Int {
         var found = 0
         buffer.raw.withUnsafeMutableBufferPointer { raw in
             if let vocabulary {
@@ -170,9 +176,11 @@ public struct Featurizer: Sendable {
                                 guard let index = lookup.index(ofHash: hashes[position]) else { continue }
                                 raw[found] = Int32(truncatingIfNeeded: index)
                                 found += 1
-                                // The weighting multiplies by this feature's IDF after the counting:
-                                // its cache miss overlaps with the lookups and the counting instead.
+                                // The weighting multiplies by this feature's IDF after the counting,
+                                // and the scores add its row after that: their cache misses overlap
+                                // with the lookups and the counting instead.
                                 if let idf { prefetchForReading(idf + index) }
+                                rows?.prefetch(index)
                             }
                         }
                     }

@@ -104,17 +104,8 @@ enum SparseKernels {
     /// far larger than the cache. A hint: it changes no result.
     @inline(__always)
     static func prefetchRows(indices: UnsafeBufferPointer<Int32>, weights: UnsafePointer<Float>, classes: Int) {
-        let rowBytes = classes &* MemoryLayout<Float>.stride
-        let raw = UnsafeRawPointer(weights)
-        for index in indices {
-            let row = raw + Int(index) &* rowBytes
-            var offset = 0
-            while offset < rowBytes {
-                prefetchForReading(row + offset)
-                offset &+= 64
-            }
-            prefetchForReading(row + rowBytes - 1)
-        }
+        let rows = WeightRows(weights: weights, classes: classes)
+        for index in indices { rows.prefetch(Int(index)) }
     }
 
     /// `W[index_i, :] += scale · value_i · gradient` over a document's non-zero features:
@@ -178,5 +169,33 @@ enum SparseKernels {
             target[lane] += scale * source[lane]
             lane += 1
         }
+    }
+}
+
+/// The rows of a feature-major weight matrix, for fetching a feature's row into the cache as soon
+/// as its index is known: featurizing a text for prediction finds each index in a vocabulary
+/// lookup, well before the scores add the row.
+struct WeightRows {
+    /// The first row.
+    let base: UnsafeRawPointer
+    /// The length of a row in bytes.
+    let rowBytes: Int
+
+    /// The rows of `weights`, `classes` floats each.
+    init(weights: UnsafePointer<Float>, classes: Int) {
+        base = UnsafeRawPointer(weights)
+        rowBytes = classes &* MemoryLayout<Float>.stride
+    }
+
+    /// Asks the processor to fetch every cache line of row `index`. A hint: it changes no result.
+    @inline(__always)
+    func prefetch(_ index: Int) {
+        let row = base + index &* rowBytes
+        var offset = 0
+        while offset < rowBytes {
+            prefetchForReading(row + offset)
+            offset &+= 64
+        }
+        prefetchForReading(row + rowBytes - 1)
     }
 }

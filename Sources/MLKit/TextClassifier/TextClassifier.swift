@@ -192,11 +192,17 @@ public struct TextClassifier: Sendable {
         let workspace = PredictionWorkspace.current
         let featurizer = storage.featurizer, model = storage.model
         let features = workspace.features
-        workspace.withScores(count: storage.labels.count) { scores in
-            for row in rows {
-                Tokenizer.withUTF8(text(row)) { featurizer.features(of: $0, into: &features.pointee, ascending: false) }
-                model.classValues(kind, of: features, into: scores)
-                body(row, scores)
+        // A large linear model's rows are fetched as the featurizer finds each feature's index
+        // (fortunes-topic and debian-sections: 0.90–0.93× the time of fetching them in `scores`).
+        model.withWeightRows { weightRows in
+            workspace.withScores(count: storage.labels.count) { scores in
+                for row in rows {
+                    Tokenizer.withUTF8(text(row)) {
+                        featurizer.features(of: $0, into: &features.pointee, ascending: false, prefetching: weightRows)
+                    }
+                    model.classValues(kind, of: features, into: scores, prefetched: weightRows != nil)
+                    body(row, scores)
+                }
             }
         }
     }
@@ -290,23 +296,33 @@ enum ClassifierModel: Sendable {
     /// Writes the class values of one featurized text into `output`. The buffer is read in
     /// place, behind a pointer: passing it by value would copy its six arrays' references for
     /// every text.
+    /// - Parameter prefetched: Whether the featurizer has fetched the weight rows
+    ///   (``withWeightRows(_:)``).
     func classValues(_ kind: ClassValues, of features: UnsafeMutablePointer<FeatureBuffer>,
-                     into output: UnsafeMutableBufferPointer<Float>) {
+                     into output: UnsafeMutableBufferPointer<Float>, prefetched: Bool = false) {
         features.pointee.indices.withUnsafeBufferPointer { indices in
             features.pointee.values.withUnsafeBufferPointer { values in
                 let count = features.pointee.count
                 classValues(kind, indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
-                            values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output)
+                            values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output,
+                            prefetched: prefetched)
             }
         }
     }
 
+    /// Calls `body` with the weight rows of a linear model large enough for their prefetching to
+    /// pay, else with `nil`.
+    func withWeightRows<R>(_ body: (WeightRows?) -> R) -> R {
+        guard case .linear(let model) = self else { return body(nil) }
+        return model.withWeightRows(body)
+    }
+
     /// Writes the class values of one sparse row of features into `output`.
     func classValues(_ kind: ClassValues, indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
-                     into output: UnsafeMutableBufferPointer<Float>) {
+                     into output: UnsafeMutableBufferPointer<Float>, prefetched: Bool = false) {
         switch self {
         case .linear(let model):
-            model.scores(indices: indices, values: values, into: output)
+            model.scores(indices: indices, values: values, into: output, prefetching: !prefetched)
             if kind == .probabilities { model.probabilities(fromScores: output) } else { model.order(fromScores: output) }
         case .embedding(let model):
             // Softmax keeps the order of the scores.
