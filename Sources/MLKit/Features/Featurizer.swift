@@ -160,18 +160,21 @@ public struct Featurizer: Sendable {
         var found = 0
         buffer.raw.withUnsafeMutableBufferPointer { raw in
             if let vocabulary {
-                // All the hashes first, then a prefetch of every first slot, then the lookups:
-                // they do not depend on one another, so their cache misses in a large table
-                // overlap.
+                // All the hashes first, each one's first slot fetched as soon as it is known, then
+                // the lookups: they do not depend on one another, so their cache misses in a large
+                // table overlap with each other and with the tokenizing and hashing of the rest of
+                // the text (fetching the slots after all the hashes took 1.09–1.21× as long).
                 var hashed = 0
                 buffer.hashes.withUnsafeMutableBufferPointer { hashes in
-                    forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
-                        if hashed < hashes.count { hashes[hashed] = hash }
-                        hashed += 1
+                    vocabulary.withLookup { lookup in
+                        forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
+                            if hashed < hashes.count { hashes[hashed] = hash }
+                            hashed += 1
+                            lookup.prefetch(hash: hash)
+                        }
                     }
                     withInverseDocumentFrequencies { idf in
                         vocabulary.withLookup { lookup in
-                            for position in 0..<min(hashed, hashes.count) { lookup.prefetch(hash: hashes[position]) }
                             for position in 0..<min(hashed, hashes.count) {
                                 guard let index = lookup.index(ofHash: hashes[position]) else { continue }
                                 raw[found] = Int32(truncatingIfNeeded: index)
