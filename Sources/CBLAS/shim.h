@@ -38,11 +38,12 @@ static inline int mlkit_reuse_freed_memory(void) {
     return 0;
 #endif
 }
-// Not BLAS either: the two sparse kernels of linear classification (see SparseKernels.swift) in
-// 256-bit AVX, for processors that have it. The Swift module is compiled for the baseline x86-64
-// target, whose SIMD types become 128-bit SSE. Each lane computes what the Swift kernels
-// compute, a multiply and then an add, in the same order; AVX has no fused multiply-add that
-// could contract them, so the results are bit-identical to the Swift kernels'.
+// Not BLAS either: the two sparse kernels of linear classification (see SparseKernels.swift) and
+// the SVM solver's lane step (LaneStep in DualCoordinateDescent.swift) in 256-bit AVX, for
+// processors that have it. The Swift module is compiled for the baseline x86-64 target, whose
+// SIMD types become 128-bit SSE. Each lane computes what the Swift code computes, a multiply and
+// then an add, in the same order; AVX has no fused multiply-add that could contract them, so the
+// results are bit-identical to the Swift code's.
 #if defined(__x86_64__)
 // No contraction of a multiply and an add into one fused operation, even when the build targets a
 // processor with FMA: the Swift kernels round after each.

@@ -193,7 +193,7 @@ public struct TextClassifier: Sendable {
         let featurizer = storage.featurizer, model = storage.model
         let features = workspace.features
         // A large linear model's rows are fetched as the featurizer finds each feature's index
-        // (fortunes-topic and debian-sections: 0.90–0.93× the time of fetching them in `scores`).
+        // (fortunes-topic and debian-sections: 0.88–0.94× the time of fetching them in `scores`).
         model.withWeightRows { weightRows in
             workspace.withScores(count: storage.labels.count) { scores in
                 for row in rows {
