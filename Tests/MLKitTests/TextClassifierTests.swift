@@ -52,7 +52,7 @@ struct HeadlineTrainingTests {
     func explanation() throws {
         let classifier = try TextClassifier(trainingData: try Reference.headlines())
         let summary = try #require(classifier.trainingSummary)
-        #expect(summary.reason.hasPrefix("the first in order of preference within one standard error"))
+        #expect(summary.reason.hasPrefix("the first in order of preference within one standard error of the best validation accuracy"))
         #expect(summary.reason.contains("of 5 candidates on 3 held-out examples"))
         #expect(summary.reason.contains(", then the same with the features seen at least 2 times only, "))
         #expect(summary.examples == 30)
@@ -86,18 +86,62 @@ struct HeadlineTrainingTests {
     }
 }
 
-@Suite("Automatic selection: the one-standard-error rule, then a pruned vocabulary")
+@Suite("Automatic selection: the one-standard-error rule, paired, then a pruned vocabulary")
 struct AutomaticSelectionTests {
-    /// A result whose validation predictions get `correct` of 100 examples right.
-    static func result(_ candidate: Candidate, correct: Int, order: Int, dual: [Float]? = nil) -> CandidateResult {
+    /// A result whose validation predictions are right on the `right` examples of 100 (wrapping
+    /// around past the last), and wrong on the others.
+    static func result(_ candidate: Candidate, right: Range<Int>, order: Int, dual: [Float]? = nil) -> CandidateResult {
         let actual = (0..<100).map { $0 % 2 }
-        let ranked = actual.enumerated().map { row, label in row < correct ? [label, 1 - label] : [1 - label, label] }
+        let isRight = (0..<100).map { right.contains($0) || right.contains($0 + 100) }
+        let ranked = actual.enumerated().map { row, label in isRight[row] ? [label, 1 - label] : [1 - label, label] }
         return CandidateResult(candidate: candidate, metrics: ClassificationMetrics(labels: ["a", "b"], actual: actual, ranked: ranked),
-                               seconds: 0, calibration: nil, dual: dual, order: order)
+                               correct: isRight, seconds: 0, calibration: nil, dual: dual, order: order)
+    }
+
+    /// A result right on the first `correct` examples of 100.
+    static func result(_ candidate: Candidate, correct: Int, order: Int, dual: [Float]? = nil) -> CandidateResult {
+        result(candidate, right: 0..<correct, order: order, dual: dual)
     }
 
     static let plan = try! TrainingPlan(data: TextDataset([LabeledText(text: "x", label: "a"), LabeledText(text: "y", label: "b")]),
                                         parameters: .init())
+
+    @Test("The standard error of a gap counts only the examples where the two candidates disagree")
+    func pairedGap() throws {
+        let candidates = Self.plan.candidates(hasValidation: true)
+        let best = Self.result(candidates[1], correct: 82, order: 1)
+        // Right on a subset of the best's examples: 2 disagreements, d = (1, 1, 0, ...).
+        let nested = Self.gap(best, Self.result(candidates[0], correct: 80, order: 0))
+        #expect(abs(nested.gap - 0.02) < 1e-12)
+        // s² = (2 − 100 · 0.02²) / 99, and the error s/√100.
+        #expect(abs(nested.standardError - ((2 - 0.04) / 99 / 100).squareRoot()) < 1e-12)
+        // The same accuracies, right on other examples: 38 disagreements, 20 one way and 18 the other.
+        let apart = Self.gap(best, Self.result(candidates[0], right: 20..<100, order: 0))
+        #expect(abs(apart.gap - 0.02) < 1e-12)
+        #expect(abs(apart.standardError - ((38 - 0.04) / 99 / 100).squareRoot()) < 1e-12)
+        #expect(Self.gap(best, best) == (0, 0))
+    }
+
+    static func gap(_ best: CandidateResult, _ result: CandidateResult) -> (gap: Double, standardError: Double) {
+        TrainingPlan.gap(from: best, to: result)
+    }
+
+    @Test("A candidate 2 points behind is kept when the two disagree on many examples, not when on 2")
+    func pairedRule() throws {
+        let candidates = Self.plan.candidates(hasValidation: true)
+        let (svm, other) = (candidates[0], candidates[1])
+        // Disagreeing on 2 examples, both to the best's side: 0.02 against an error of 0.0141.
+        let nested = [Self.result(svm, correct: 80, order: 0), Self.result(other, correct: 82, order: 1)]
+        #expect(TrainingPlan.choose(nested, planned: 2).candidate == other)
+        // Disagreeing on 38: 0.02 against an error of 0.062, so the first in order is kept. The
+        // unpaired error of one accuracy, √(0.82 · 0.18 / 100) = 0.038, would keep it in both.
+        let apart = [Self.result(svm, right: 20..<100, order: 0), Self.result(other, correct: 82, order: 1)]
+        #expect(TrainingPlan.choose(apart, planned: 2).candidate == svm)
+        let reason = Self.plan.explain(nested, planned: 2, chosen: nested[1])
+        #expect(reason.hasPrefix("the first in order of preference within one standard error of the best validation accuracy "
+                                 + "(the error of each gap, paired example by example), of 2 candidates on 100 held-out examples:"))
+        #expect(reason.contains("accuracy 0.8000 (0.0200 below the best, standard error 0.0141)"))
+    }
 
     @Test("The chosen candidate's pruned variant is kept only when it scores better on validation")
     func prunedVariant() throws {
@@ -106,19 +150,20 @@ struct AutomaticSelectionTests {
         let variant = try #require(Self.plan.prunedVariant(of: svm))
         #expect(variant.features.indexing == .vocabulary(TrainingPlan.prunedVocabulary))
         #expect(variant.label.contains("minCount=2"))
-        // The SVM at 0.80 is within one standard error (0.038) of the best, 0.82, and first.
-        let planned = [Self.result(svm, correct: 80, order: 0), Self.result(candidates[1], correct: 82, order: 1)]
+        // The SVM at 0.80 is within one standard error (0.062) of the best, 0.82, and first.
+        let planned = [Self.result(svm, right: 20..<100, order: 0), Self.result(candidates[1], correct: 82, order: 1)]
         #expect(TrainingPlan.choose(planned, planned: 2).candidate == svm)
-        let better = planned + [Self.result(variant, correct: 81, order: 2)]
+        let better = planned + [Self.result(variant, right: 19..<100, order: 2)]
         #expect(TrainingPlan.choose(better, planned: 2).candidate == variant)
         #expect(Self.plan.explain(better, planned: 2, chosen: TrainingPlan.choose(better, planned: 2))
             .contains("then the same with the features seen at least 2 times only, kept: it scored better on validation"))
-        let equal = planned + [Self.result(variant, correct: 80, order: 2)]
+        let equal = planned + [Self.result(variant, right: 20..<100, order: 2)]
         #expect(TrainingPlan.choose(equal, planned: 2).candidate == svm)
         #expect(Self.plan.explain(equal, planned: 2, chosen: equal[0]).contains("not kept: it did not score better"))
-        // The variant takes no part in the rule: at 0.84 it would be the best, its standard
-        // error would put the SVM out of reach, and the rule would keep the second candidate.
-        let far = planned + [Self.result(variant, correct: 84, order: 2)]
+        // The variant takes no part in the rule: at 0.84, right wherever the SVM is, it would be
+        // the best, with the SVM 4 points behind and out of reach (error 0.020), and the rule
+        // would keep the second candidate (2 points behind, error 0.059).
+        let far = planned + [Self.result(variant, right: 20..<104, order: 2)]
         #expect(TrainingPlan.choose(far, planned: 2).candidate == variant)
         #expect(TrainingPlan.choose(far, planned: 3).candidate == candidates[1])
     }

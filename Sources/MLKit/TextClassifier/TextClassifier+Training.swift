@@ -5,7 +5,8 @@ extension TextClassifier {
     ///
     /// With ``TextClassifierParameters/Algorithm/automatic`` it tries several algorithms and
     /// settings on the validation data within the time budget, keeps the first in its order of
-    /// preference whose validation accuracy is within one standard error of the best, tries it
+    /// preference whose validation accuracy is within one standard error of the best (the error
+    /// of the difference, paired example by example), tries it
     /// again with a vocabulary of the features seen at least twice, keeps that if it scores
     /// better, and refits the one kept on all the data. The reason is in
     /// ``trainingSummary``; the validation figures of the chosen candidate are in
@@ -113,6 +114,9 @@ struct Candidate: Hashable, Sendable {
 struct CandidateResult {
     let candidate: Candidate
     let metrics: ClassificationMetrics
+    /// Whether the candidate's first choice was right, for each validation example in order:
+    /// what ``TrainingPlan/gap(from:to:)`` pairs.
+    let correct: [Bool]
     let seconds: Double
     /// The probability mapping fitted on the validation data, reused after the refit.
     let calibration: LinearModel.ProbabilityMapping?

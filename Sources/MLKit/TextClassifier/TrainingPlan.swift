@@ -235,9 +235,11 @@ struct TrainingPlan {
             }
             let (model, dual) = try trainModel(candidate, trainProblem, validation: validationProblem,
                                                naiveBayesCounts: counts, start: start)
-            let metrics = ClassificationMetrics(labels: labels, actual: validationProblem.labels.map(Int.init),
-                                                ranked: rankings(of: model, on: validationProblem.matrix))
-            results.append(CandidateResult(candidate: candidate, metrics: metrics,
+            let ranked = rankings(of: model, on: validationProblem.matrix)
+            let actual = validationProblem.labels.map(Int.init)
+            results.append(CandidateResult(candidate: candidate,
+                                           metrics: ClassificationMetrics(labels: labels, actual: actual, ranked: ranked),
+                                           correct: zip(ranked, actual).map { $0.first == $1 },
                                            seconds: featureSeconds + (clock.now - candidateStart).seconds,
                                            calibration: model.calibration, dual: dual, order: results.count))
         }
@@ -385,40 +387,59 @@ struct TrainingPlan {
 
     /// The candidate to keep. Among the first `planned` results, the plan's own candidates, the
     /// one-standard-error rule (Breiman et al., 1984; Hastie, Tibshirani & Friedman, 2009,
-    /// §7.10): of the candidates whose validation accuracy is within one standard error
-    /// `√(p(1−p)/n)` of the best, the earliest in the plan's order of preference. Differences
-    /// smaller than that are noise in a hold-out of n examples. A result after them, the chosen
-    /// candidate's ``prunedVariant(of:)``, replaces it only if it scored better on validation
-    /// (accuracy, then macro-F1): the full vocabulary stays the default.
+    /// §7.10), with the error of the comparison itself: of the candidates whose validation
+    /// accuracy is within one ``gap(from:to:)`` standard error of the best's, the earliest in the
+    /// plan's order of preference. The candidates are scored on the same held-out examples, so the
+    /// noise in the difference of two accuracies comes from the examples where the two disagree:
+    /// the standard error is that of the difference, example by example (paired, as McNemar's
+    /// test pairs them), not `√(p(1−p)/n)` of one accuracy, which counts the examples both get
+    /// right or wrong as noise too. A result after them, the chosen candidate's
+    /// ``prunedVariant(of:)``, replaces it only if it scored better on validation (accuracy, then
+    /// macro-F1): the full vocabulary stays the default.
     static func choose(_ results: [CandidateResult], planned: Int) -> CandidateResult {
         let own = results.prefix(planned)
-        let (best, standardError) = bestWithStandardError(own)
-        let threshold = best.metrics.accuracy - standardError
-        let chosen = own.filter { $0.metrics.accuracy >= threshold }.min { $0.order < $1.order } ?? best
+        let best = own.max { CandidateResult.isWorse($0, than: $1) }!
+        let chosen = own.filter { result in
+            let (gap, standardError) = Self.gap(from: best, to: result)
+            return gap <= standardError
+        }.min { $0.order < $1.order } ?? best
         guard let variant = results.dropFirst(planned).first, CandidateResult.isWorse(chosen, than: variant)
         else { return chosen }
         return variant
     }
 
-    /// The result with the best validation accuracy, and the standard error `√(p(1−p)/n)` of
-    /// that accuracy.
-    private static func bestWithStandardError(_ results: ArraySlice<CandidateResult>)
-        -> (best: CandidateResult, standardError: Double) {
-        let best = results.max { CandidateResult.isWorse($0, than: $1) }!
-        let accuracy = best.metrics.accuracy
-        return (best, (accuracy * (1 - accuracy) / Double(max(1, best.metrics.count))).squareRoot())
+    /// How far `result`'s validation accuracy lies below `best`'s, and the standard error of that
+    /// difference over the held-out examples, paired: with `dᵢ` 1 where only `best` is right, −1
+    /// where only `result` is, and 0 elsewhere, the mean of the `dᵢ` and `s/√n`, `s` their
+    /// sample standard deviation.
+    static func gap(from best: CandidateResult, to result: CandidateResult) -> (gap: Double, standardError: Double) {
+        let count = min(best.correct.count, result.correct.count)
+        guard count > 1 else { return (0, 0) }
+        var (onlyBest, onlyResult) = (0, 0)
+        for (a, b) in zip(best.correct, result.correct) where a != b {
+            if a { onlyBest += 1 } else { onlyResult += 1 }
+        }
+        let n = Double(count)
+        let mean = Double(onlyBest - onlyResult) / n
+        // Σ dᵢ² is the number of disagreements.
+        let variance = max(0, (Double(onlyBest + onlyResult) - n * mean * mean) / (n - 1))
+        return (mean, (variance / n).squareRoot())
     }
 
-    /// Why the chosen candidate won, listing every candidate's validation accuracy and macro-F1.
+    /// Why the chosen candidate won, listing every candidate's validation accuracy (with its
+    /// gap below the best and that gap's standard error) and macro-F1.
     func explain(_ results: [CandidateResult], planned: Int, chosen: CandidateResult) -> String {
+        let best = results.prefix(planned).max { CandidateResult.isWorse($0, than: $1) }!
         let lines = results.sorted { CandidateResult.isWorse($1, than: $0) }.map { result in
-            String(format: "%@: accuracy %.4f, macro-F1 %.4f, %.2f s", result.candidate.label,
-                   result.metrics.accuracy, result.metrics.macroF1, result.seconds)
+            let (gap, standardError) = Self.gap(from: best, to: result)
+            let comparison = result.order < planned && result.order != best.order
+                ? String(format: " (%.4f below the best, standard error %.4f)", gap, standardError) : ""
+            return String(format: "%@: accuracy %.4f%@, macro-F1 %.4f, %.2f s", result.candidate.label,
+                          result.metrics.accuracy, comparison, result.metrics.macroF1, result.seconds)
         }
-        let standardError = Self.bestWithStandardError(results.prefix(planned)).standardError
-        let rule = String(format: "the first in order of preference within one standard error (%.4f) of the best validation accuracy, "
-                          + "of %d candidates on %d held-out examples", standardError, min(planned, results.count),
-                          chosen.metrics.count)
+        let rule = String(format: "the first in order of preference within one standard error of the best validation accuracy "
+                          + "(the error of each gap, paired example by example), of %d candidates on %d held-out examples",
+                          min(planned, results.count), chosen.metrics.count)
         let vocabulary: String
         if results.count > planned {
             let verdict = chosen.order >= planned ? "kept: it scored better" : "not kept: it did not score better"
