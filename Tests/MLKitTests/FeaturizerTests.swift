@@ -49,6 +49,8 @@ struct FeatureHashAgreementTests {
         "a b c d e f g h i j k l m n o p",
         "",
         String(repeating: "supercalifragilistic ", count: 20) + "ﬁne Ｔｏｋｙｏ",
+        // Joiners inside words and at their edges, ASCII and not.
+        "don’t open‐source non‑stop ١٢٫٥ ١٬٠٠٠ 1,000 x--y -lead trail- e.g. co_op a'b' ℓ-x",
     ]
 
     static let configurations: [FeaturizerConfiguration] = [
@@ -128,6 +130,24 @@ struct FeatureHashAgreementTests {
         #expect(bigrams.featureKeys(for: "free open‐source") == ["free", "open‐source", "free open‐source", "open", "source"])
         let plain = try Featurizer(configuration: .init())
         #expect(plain.featureKeys(for: "Open-source isn't") == ["open-source", "isn't"])
+    }
+
+    @Test("The word scanner marks as joined exactly the tokens that have parts")
+    func joinedTokens() throws {
+        let texts = FeatureHashAgreementTests.texts + ["Open-source isn't 3.14, co_op ok", "a-b-c-d", "3.14.15"]
+        var joinedCount = 0
+        for text in texts {
+            Tokenizer.withUTF8(text) { bytes in
+                var scanner = WordScanner(bytes)
+                while let token = scanner.next() {
+                    var parts = 0
+                    Featurizer.forEachPart(of: UnsafeBufferPointer(rebasing: bytes[token.range])) { _ in parts += 1 }
+                    #expect(scanner.joined == (parts > 0), "\(text): \(String(decoding: UnsafeBufferPointer(rebasing: bytes[token.range]), as: UTF8.self))")
+                    if scanner.joined { joinedCount += 1 }
+                }
+            }
+        }
+        #expect(joinedCount >= 15)
     }
 
     @Test("Word parts from ICU words", .enabled(if: Tokenizer.isICUAvailable))

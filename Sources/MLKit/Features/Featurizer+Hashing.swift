@@ -24,7 +24,7 @@ extension Featurizer {
             var previousWasIdeographic = false
             withUnsafeTemporaryAllocation(of: FeatureHash.self, capacity: 3) { storage in
                 let states = storage.baseAddress!
-                Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
+                Self.forEachToken(of: configuration.tokenizer, in: bytes) { token, joined in
                     let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                     let isIdeographic = token.kind == .ideographic
                     states[0] = FeatureHash()
@@ -46,7 +46,9 @@ extension Featurizer {
                     previousWord = states[0].value
                     previousEnd = token.range.upperBound
                     previousWasIdeographic = isIdeographic
-                    if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
+                    if wordParts && token.isWordOrNumber {
+                        Self.forEachPartHash(of: slice, joined: joined, normalization, body)
+                    }
                 }
             }
             return
@@ -64,7 +66,7 @@ extension Featurizer {
             var historyCount = 0
             var previousEnd = -1
             var previousWasIdeographic = false
-            Self.forEachToken(of: tokenizer, in: bytes) { token in
+            Self.forEachToken(of: tokenizer, in: bytes) { token, joined in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 let isIdeographic = token.kind == .ideographic
                 let ngrams = min(maxN, historyCount + 1)
@@ -86,7 +88,7 @@ extension Featurizer {
                 for order in 0..<historyCount { history[order] = states[order] }
                 previousEnd = token.range.upperBound
                 previousWasIdeographic = isIdeographic
-                if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, normalization, body) }
+                if wordParts && token.isWordOrNumber { Self.forEachPartHash(of: slice, joined: joined, normalization, body) }
                 if let lengths = characterNGrams, token.isWordOrNumber {
                     Self.forEachCharacterNGramHash(of: slice, lengths: lengths, normalization, scratch: &scratch, body)
                 }
@@ -94,17 +96,19 @@ extension Featurizer {
         }
     }
 
-    /// Calls `body` with each token, running the standard word scanner's loop in place so that
-    /// `body` is inlined into it; other tokenizers go through ``Tokenizer/enumerateTokens(inUTF8:_:)``.
+    /// Calls `body` with each token and whether it has joiners inside (`true`, `false`, or
+    /// `nil` when unknown), running the standard word scanner's loop in place so that `body`
+    /// is inlined into it; other tokenizers go through ``Tokenizer/enumerateTokens(inUTF8:_:)``
+    /// and do not know.
     @inline(__always)
     private static func forEachToken(of tokenizer: Tokenizer, in bytes: UnsafeBufferPointer<UInt8>,
-                                     _ body: (Token) -> Void) {
+                                     _ body: (Token, Bool?) -> Void) {
         guard tokenizer.unit == .word && tokenizer.segmentation == .standard else {
-            tokenizer.enumerateTokens(inUTF8: bytes, body)
+            tokenizer.enumerateTokens(inUTF8: bytes) { body($0, nil) }
             return
         }
         var scanner = WordScanner(bytes)
-        while let token = scanner.next() { body(token) }
+        while let token = scanner.next() { body(token, scanner.joined) }
     }
 
     /// Calls `body` with each part of a word or number that has joiners inside (`'`, `’`, `.`,
@@ -143,13 +147,20 @@ extension Featurizer {
     }
 
     /// Calls `body` with the hash of each normalized part of a joined token.
+    /// - Parameter joined: Whether the scanner found joiners inside the token: a token without
+    ///   them has no parts, so its bytes need not be searched for them again; `nil` searches.
     @inline(__always)
-    private static func forEachPartHash(of token: UnsafeBufferPointer<UInt8>, _ normalization: TextNormalization,
-                                        _ body: (UInt64) -> Void) {
-        forEachPart(of: token) { part in
+    private static func forEachPartHash(of token: UnsafeBufferPointer<UInt8>, joined: Bool?,
+                                        _ normalization: TextNormalization, _ body: (UInt64) -> Void) {
+        let hashPart = { (part: UnsafeBufferPointer<UInt8>) in
             var hash = FeatureHash()
             normalization.forEachNormalizedByte(of: part) { hash.combine($0) }
             body(hash.value)
+        }
+        switch joined {
+        case true?: splitAtJoiners(token, hashPart)
+        case false?: return
+        case nil: forEachPart(of: token, hashPart)
         }
     }
 
@@ -226,7 +237,7 @@ extension Featurizer {
         scratch.hashes.removeAll(keepingCapacity: true)
         scratch.text.reserveCapacity(2 * bytes.count + 16)
         var going = true
-        Self.forEachToken(of: configuration.tokenizer, in: bytes) { token in
+        Self.forEachToken(of: configuration.tokenizer, in: bytes) { token, _ in
             guard going else { return }
             let start = scratch.text.count
             let position = scratch.tokens.count

@@ -17,6 +17,10 @@ struct WordScanner {
     @usableFromInline var position: Int
     /// ``ScalarClassifier/byteTable``, copied once.
     @usableFromInline let byteClass: UnsafePointer<ScalarClass>
+    /// Whether the last token ``next()`` returned has a joiner inside it (`open-source`,
+    /// `don't`, `3.14`): the featurizer splits only those into parts, without looking for
+    /// joiners in every token again.
+    @usableFromInline var joined = false
 
     @inlinable
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
@@ -25,6 +29,7 @@ struct WordScanner {
         self.end = buffer.count
         self.position = 0
         self.byteClass = ScalarClassifier.byteTable
+        self.joined = false
     }
 
     /// The class and byte length of the scalar at `index`.
@@ -46,6 +51,7 @@ struct WordScanner {
     /// Returns the next token, or `nil` at the end of the text.
     @inlinable @inline(__always)
     mutating func next() -> Token? {
+        joined = false
         var index = position
         while index < end {
             // ASCII fast path for the bytes between words.
@@ -131,6 +137,7 @@ struct WordScanner {
             } else if scalarClass.isJoiner, index + length < end {
                 let (nextClass, nextLength) = peek(index + length)
                 guard Self.joins(scalarClass, between: last, and: nextClass) else { break }
+                joined = true
                 last = nextClass
                 seen |= nextClass.rawValue
                 index += length + nextLength
