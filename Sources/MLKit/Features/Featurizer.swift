@@ -131,6 +131,31 @@ public struct Featurizer: Sendable {
     ///     its cache misses overlap with the rest of the featurizing.
     func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, ascending: Bool = true,
                   prefetching rows: WeightRows? = nil) {
+        withTables { features(of: bytes, into: &buffer, ascending: ascending, prefetching: rows, tables: $0) }
+    }
+
+    /// What featurizing reads besides the text, as pointers valid only inside
+    /// ``withTables(_:)``: the vocabulary's table and the IDF.
+    struct Tables {
+        let lookup: Vocabulary.Lookup?
+        let inverseDocumentFrequency: UnsafePointer<Float>?
+    }
+
+    /// Calls `body` with the featurizer's ``Tables``. A caller that featurizes many texts
+    /// fetches them once: fetching them per text retains and releases the vocabulary and the
+    /// IDF array, objects that every thread shares, so that their reference counts' cache line
+    /// moves from core to core with each text.
+    @inline(__always)
+    func withTables<R>(_ body: (Tables) -> R) -> R {
+        withInverseDocumentFrequencies { idf in
+            guard let vocabulary else { return body(Tables(lookup: nil, inverseDocumentFrequency: idf)) }
+            return vocabulary.withLookup { body(Tables(lookup: $0, inverseDocumentFrequency: idf)) }
+        }
+    }
+
+    /// ``features(of:into:ascending:prefetching:)`` with the ``Tables`` already fetched.
+    func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, ascending: Bool,
+                  prefetching rows: WeightRows?, tables: Tables) {
         // A document has at most one token per byte and a bounded number of features per token;
         // only NFKC expansion with character n-grams can exceed the estimate, and then the
         // document is simply hashed again into a larger buffer.
@@ -138,11 +163,11 @@ public struct Featurizer: Sendable {
         var found = 0
         repeat {
             buffer.reserveRaw(needed)
-            found = collectIndices(of: bytes, into: &buffer, prefetching: rows)
+            found = collectIndices(of: bytes, into: &buffer, prefetching: rows, tables: tables)
             needed = found
         } while found > buffer.raw.count
         if ascending { buffer.countRawIndices(found) } else { buffer.countRawIndicesInFirstOccurrence(found) }
-        applyWeighting(to: &buffer)
+        applyWeighting(to: &buffer, inverseDocumentFrequency: tables.inverseDocumentFrequency)
     }
 
     /// An upper bound on the features of a text of `byteCount` bytes, without NFKC expansion.
@@ -156,36 +181,31 @@ public struct Featurizer: Sendable {
     /// Writes the index of each feature into `buffer.raw` while there is room, and returns how
     /// many features there are.
     private func collectIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
-                                prefetching rows: WeightRows?) -> Int {
+                                prefetching rows: WeightRows?, tables: Tables) -> Int {
         var found = 0
         buffer.raw.withUnsafeMutableBufferPointer { raw in
-            if let vocabulary {
+            if let lookup = tables.lookup {
                 // All the hashes first, each one's first slot fetched as soon as it is known, then
                 // the lookups: they do not depend on one another, so their cache misses in a large
                 // table overlap with each other and with the tokenizing and hashing of the rest of
                 // the text (fetching the slots after all the hashes took 1.09–1.21× as long).
                 var hashed = 0
                 buffer.hashes.withUnsafeMutableBufferPointer { hashes in
-                    vocabulary.withLookup { lookup in
-                        forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
-                            if hashed < hashes.count { hashes[hashed] = hash }
-                            hashed += 1
-                            lookup.prefetch(hash: hash)
-                        }
+                    forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
+                        if hashed < hashes.count { hashes[hashed] = hash }
+                        hashed += 1
+                        lookup.prefetch(hash: hash)
                     }
-                    withInverseDocumentFrequencies { idf in
-                        vocabulary.withLookup { lookup in
-                            for position in 0..<min(hashed, hashes.count) {
-                                guard let index = lookup.index(ofHash: hashes[position]) else { continue }
-                                raw[found] = Int32(truncatingIfNeeded: index)
-                                found += 1
-                                // The weighting multiplies by this feature's IDF after the counting,
-                                // and the scores add its row after that: their cache misses overlap
-                                // with the lookups and the counting instead.
-                                if let idf { prefetchForReading(idf + index) }
-                                rows?.prefetch(index)
-                            }
-                        }
+                    let idf = tables.inverseDocumentFrequency
+                    for position in 0..<min(hashed, hashes.count) {
+                        guard let index = lookup.index(ofHash: hashes[position]) else { continue }
+                        raw[found] = Int32(truncatingIfNeeded: index)
+                        found += 1
+                        // The weighting multiplies by this feature's IDF after the counting, and
+                        // the scores add its row after that: their cache misses overlap with the
+                        // lookups and the counting instead.
+                        if let idf { prefetchForReading(idf + index) }
+                        rows?.prefetch(index)
                     }
                 }
                 // More hashes than room: report that many, so the caller grows the buffer.
@@ -218,19 +238,29 @@ public struct Featurizer: Sendable {
 
     /// Turns counts into values: sublinear TF, binary, IDF, then L2 normalization.
     func applyWeighting(to buffer: inout FeatureBuffer) {
+        withInverseDocumentFrequencies { applyWeighting(to: &buffer, inverseDocumentFrequency: $0) }
+    }
+
+    /// ``applyWeighting(to:)`` with the IDF already fetched (``Tables``).
+    private func applyWeighting(to buffer: inout FeatureBuffer, inverseDocumentFrequency idf: UnsafePointer<Float>?) {
         let count = buffer.count
         buffer.values.withUnsafeMutableBufferPointer { values in
             buffer.indices.withUnsafeBufferPointer { indices in
                 applyWeighting(indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
-                               values: UnsafeMutableBufferPointer(rebasing: values[0..<count]))
+                               values: UnsafeMutableBufferPointer(rebasing: values[0..<count]), inverseDocumentFrequency: idf)
             }
         }
     }
 
     /// Turns the counts of one document into values, in place.
     func applyWeighting(indices: UnsafeBufferPointer<Int32>, values: UnsafeMutableBufferPointer<Float>) {
+        withInverseDocumentFrequencies { applyWeighting(indices: indices, values: values, inverseDocumentFrequency: $0) }
+    }
+
+    /// ``applyWeighting(indices:values:)`` with the IDF already fetched.
+    private func applyWeighting(indices: UnsafeBufferPointer<Int32>, values: UnsafeMutableBufferPointer<Float>,
+                                inverseDocumentFrequency idf: UnsafePointer<Float>?) {
         let configuration = self.configuration
-        let idf = inverseDocumentFrequency
         var squares: Float = 0
         for position in 0..<values.count {
             var value = values[position]

@@ -195,13 +195,16 @@ public struct TextClassifier: Sendable {
         // A large linear model's rows are fetched as the featurizer finds each feature's index
         // (fortunes-topic and debian-sections: 0.88–0.94× the time of fetching them in `scores`).
         model.withWeightRows { weightRows in
-            workspace.withScores(count: storage.labels.count) { scores in
-                for row in rows {
-                    Tokenizer.withUTF8(text(row)) {
-                        featurizer.features(of: $0, into: &features.pointee, ascending: false, prefetching: weightRows)
+            featurizer.withTables { tables in
+                workspace.withScores(count: storage.labels.count) { scores in
+                    for row in rows {
+                        Tokenizer.withUTF8(text(row)) {
+                            featurizer.features(of: $0, into: &features.pointee, ascending: false, prefetching: weightRows,
+                                                tables: tables)
+                        }
+                        model.classValues(kind, of: features, into: scores, prefetched: weightRows != nil)
+                        body(row, scores)
                     }
-                    model.classValues(kind, of: features, into: scores, prefetched: weightRows != nil)
-                    body(row, scores)
                 }
             }
         }
