@@ -51,7 +51,6 @@ static inline int mlkit_reuse_freed_memory(void) {
 #include <immintrin.h>
 #include <cpuid.h>
 #include <stdint.h>
-#include <math.h>
 
 // 1 when the processor has AVX and the operating system saves the 256-bit registers.
 static inline int mlkit_has_avx(void) {
@@ -132,45 +131,13 @@ static inline void mlkit_avx_scatter_update(const int32_t *indices, const float 
         for (long single = 0; single < singles; single++, lane++) row[lane] = row[lane] + factor * gradient[lane];
     }
 }
-// The step of one row in every lane of the dual coordinate descent (LaneState.pass in
-// DualCoordinateDescent.swift), eight lanes at a time, for `lanes` lanes whose margins are in
-// `margins`. Every lane computes exactly what the Swift loop computes, in the same order, and
-// Swift's min and max are kept by explicit comparisons (`min(x, y)` is `y < x ? y : x`,
-// `max(x, y)` is `y >= x ? y : x`). A lane whose row is inactive gets a step of 0; a lane the
-// row leaves (shrinking) gets its flag cleared, and `activeRows` and `*activeLanes` drop by one.
-// Returns 1 if some lane's dual variable moved.
-__attribute__((target("avx"), always_inline))
-static inline int mlkit_dual_lane_step(long lane, const float *margins, int32_t label, const int32_t *positiveClasses,
-                                       const float *positiveDiagonal, const float *negativeDiagonal, float *alpha,
-                                       uint8_t *active, const float *previousMax, float *passMax, float *passMin,
-                                       float curvatureBase, float sole, float *steps, long *activeRows,
-                                       int32_t *activeLanes) {
-    steps[lane] = 0;
-    if (active[lane] == 0) return 0;
-    const int positive = positiveClasses[lane] == label;
-    const float sign = positive ? 1.0f : -1.0f;
-    const float diagonal = positive ? positiveDiagonal[lane] : negativeDiagonal[lane];
-    const float gradient = sign * margins[lane] - 1.0f + alpha[lane] * (diagonal + sole);
-    float projected = gradient;
-    if (alpha[lane] == 0) {
-        if (gradient > previousMax[lane]) {
-            active[lane] = 0;
-            *activeLanes -= 1;
-            activeRows[lane] -= 1;
-            return 0;
-        }
-        projected = 0.0f < gradient ? 0.0f : gradient;
-    }
-    passMax[lane] = projected >= passMax[lane] ? projected : passMax[lane];
-    passMin[lane] = projected < passMin[lane] ? projected : passMin[lane];
-    if (!(fabsf(projected) > 1e-12f)) return 0;
-    const float old = alpha[lane];
-    const float candidate = old - gradient / (curvatureBase + diagonal);
-    alpha[lane] = 0.0f >= candidate ? 0.0f : candidate;
-    steps[lane] = (alpha[lane] - old) * sign;
-    return 1;
-}
-
+// The step of one row in every lane of the dual coordinate descent (LaneStep.runPortably in
+// DualCoordinateDescent.swift), eight lanes at a time, for the first `lanes` lanes (a multiple of
+// 8; the caller takes the rest in Swift). Every lane computes exactly what the Swift loop
+// computes, in the same order, and Swift's min and max are kept by explicit comparisons
+// (`min(x, y)` is `y < x ? y : x`, `max(x, y)` is `y >= x ? y : x`). A lane whose row is inactive
+// gets a step of 0; a lane the row leaves (shrinking) gets its flag cleared, and `activeRows` and
+// `*activeLanes` drop by one. Returns 1 if some lane's dual variable moved.
 __attribute__((target("avx")))
 static inline int mlkit_avx_dual_lane_steps(long lanes, const float *margins, int32_t label,
                                             const int32_t *positiveClasses, const float *positiveDiagonal,
@@ -230,10 +197,6 @@ static inline int mlkit_avx_dual_lane_steps(long lanes, const float *margins, in
             activeRows[lane + bit] -= 1;
         }
     }
-    for (; lane < lanes; lane++)
-        moved |= mlkit_dual_lane_step(lane, margins, label, positiveClasses, positiveDiagonal, negativeDiagonal, alpha,
-                                      active, previousMax, passMax, passMin, curvatureBase, sole, steps, activeRows,
-                                      activeLanes);
     return moved;
 }
 #endif

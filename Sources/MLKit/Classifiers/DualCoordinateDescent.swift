@@ -429,12 +429,14 @@ struct LaneStep {
     }
 
     /// ``run(label:curvatureBase:sole:alpha:active:activeLanes:)`` one lane at a time in Swift,
-    /// on any processor: the reference that the AVX kernel must match bit for bit.
+    /// on any processor, for the lanes from `first` on: the reference that the AVX kernel must
+    /// match bit for bit, and the lanes left after the kernel's groups of eight.
     @inline(__always)
-    func runPortably(label: Int32, curvatureBase: Float, sole: Float, alpha: UnsafeMutablePointer<Float>,
-                     active: UnsafeMutablePointer<UInt8>, activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
+    func runPortably(from first: Int = 0, label: Int32, curvatureBase: Float, sole: Float,
+                     alpha: UnsafeMutablePointer<Float>, active: UnsafeMutablePointer<UInt8>,
+                     activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
         var moved = false
-        for lane in 0..<lanes {
+        for lane in first..<lanes {
             steps[lane] = 0
             guard active[lane] != 0 else { continue }
             let positive = positiveClasses[lane] == label
@@ -466,14 +468,20 @@ struct LaneStep {
     #if arch(x86_64) && !canImport(Accelerate)
     /// ``run(label:curvatureBase:sole:alpha:active:activeLanes:)`` eight lanes at a time, by the
     /// C shim's AVX kernel: the same operations in the same order, with Swift's `min` and `max`
-    /// kept by explicit comparisons, so the results are bit-identical to ``runPortably(label:curvatureBase:sole:alpha:active:activeLanes:)``.
-    /// The lanes' branches (active, shrunk, moved) become masks.
+    /// kept by explicit comparisons, so the results are bit-identical to
+    /// ``runPortably(from:label:curvatureBase:sole:alpha:active:activeLanes:)``, which takes the
+    /// lanes after the last group of eight. The lanes' branches (active, shrunk, moved) become
+    /// masks.
     @inline(__always)
     func runWithAVX(label: Int32, curvatureBase: Float, sole: Float, alpha: UnsafeMutablePointer<Float>,
                     active: UnsafeMutablePointer<UInt8>, activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
-        mlkit_avx_dual_lane_steps(lanes, margins, label, positiveClasses, positiveDiagonal, negativeDiagonal, alpha,
-                                  active, previousMax, passMax, passMin, curvatureBase, sole, steps, activeRows,
-                                  activeLanes) != 0
+        let grouped = lanes & ~7
+        let movedInGroups = mlkit_avx_dual_lane_steps(grouped, margins, label, positiveClasses, positiveDiagonal,
+                                                      negativeDiagonal, alpha, active, previousMax, passMax, passMin,
+                                                      curvatureBase, sole, steps, activeRows, activeLanes) != 0
+        let movedInRest = runPortably(from: grouped, label: label, curvatureBase: curvatureBase, sole: sole,
+                                      alpha: alpha, active: active, activeLanes: activeLanes)
+        return movedInGroups || movedInRest
     }
     #endif
 }

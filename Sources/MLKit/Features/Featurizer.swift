@@ -99,9 +99,13 @@ public struct Featurizer: Sendable {
         let featurizer = self
         let parts = Parallel.balancedMap(texts.count, threads: threads) { rows in
             var buffer = FeatureBuffer()
-            return rows.map { row in
-                Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &buffer) }
-                return buffer.vector
+            return featurizer.withTables { tables in
+                rows.map { row in
+                    Tokenizer.withUTF8(texts[row]) {
+                        featurizer.features(of: $0, into: &buffer, ascending: true, prefetching: nil, tables: tables)
+                    }
+                    return buffer.vector
+                }
             }
         }
         return parts.flatMap { $0 }
@@ -142,9 +146,10 @@ public struct Featurizer: Sendable {
     }
 
     /// Calls `body` with the featurizer's ``Tables``. A caller that featurizes many texts
-    /// fetches them once: fetching them per text retains and releases the vocabulary and the
-    /// IDF array, objects that every thread shares, so that their reference counts' cache line
-    /// moves from core to core with each text.
+    /// (batch prediction, ``vectors(for:threads:)``, ``matrix(for:threads:)``) fetches them once:
+    /// fetching them per text retains and releases the vocabulary and the IDF array, objects that
+    /// every thread shares, so that their reference counts' cache line moves from core to core
+    /// with each text.
     @inline(__always)
     func withTables<R>(_ body: (Tables) -> R) -> R {
         withInverseDocumentFrequencies { idf in
@@ -435,9 +440,13 @@ extension Featurizer {
         let parts = Parallel.balancedMap(texts.count, threads: threads) { rows in
             var matrix = SparseMatrix(columns: featurizer.dimension)
             var buffer = FeatureBuffer()
-            for row in rows {
-                Tokenizer.withUTF8(texts[row]) { featurizer.features(of: $0, into: &buffer) }
-                matrix.appendRow(indices: buffer.indices[0..<buffer.count], values: buffer.values[0..<buffer.count])
+            featurizer.withTables { tables in
+                for row in rows {
+                    Tokenizer.withUTF8(texts[row]) {
+                        featurizer.features(of: $0, into: &buffer, ascending: true, prefetching: nil, tables: tables)
+                    }
+                    matrix.appendRow(indices: buffer.indices[0..<buffer.count], values: buffer.values[0..<buffer.count])
+                }
             }
             return matrix
         }

@@ -398,7 +398,7 @@ struct TrainingPlan {
     /// macro-F1): the full vocabulary stays the default.
     static func choose(_ results: [CandidateResult], planned: Int) -> CandidateResult {
         let own = results.prefix(planned)
-        let best = own.max { CandidateResult.isWorse($0, than: $1) }!
+        let best = best(of: results, planned: planned)
         let chosen = own.filter { result in
             let (gap, standardError) = Self.gap(from: best, to: result)
             return gap <= standardError
@@ -406,6 +406,12 @@ struct TrainingPlan {
         guard let variant = results.dropFirst(planned).first, CandidateResult.isWorse(chosen, than: variant)
         else { return chosen }
         return variant
+    }
+
+    /// The best validation result among the first `planned`, the plan's own candidates: the one
+    /// that ``choose(_:planned:)`` measures the others' gaps from.
+    private static func best(of results: [CandidateResult], planned: Int) -> CandidateResult {
+        results.prefix(planned).max { CandidateResult.isWorse($0, than: $1) }!
     }
 
     /// How far `result`'s validation accuracy lies below `best`'s, and the standard error of that
@@ -429,7 +435,7 @@ struct TrainingPlan {
     /// Why the chosen candidate won, listing every candidate's validation accuracy (with its
     /// gap below the best and that gap's standard error) and macro-F1.
     func explain(_ results: [CandidateResult], planned: Int, chosen: CandidateResult) -> String {
-        let best = results.prefix(planned).max { CandidateResult.isWorse($0, than: $1) }!
+        let best = Self.best(of: results, planned: planned)
         let lines = results.sorted { CandidateResult.isWorse($1, than: $0) }.map { result in
             let (gap, standardError) = Self.gap(from: best, to: result)
             let comparison = result.order < planned && result.order != best.order
