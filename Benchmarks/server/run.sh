@@ -27,7 +27,7 @@ MODEL=trained/sentiment.mlkit
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 [ -x "$MLKIT" ] || { echo "no mlkit binary at $MLKIT: swift build -c release --product mlkit" >&2; exit 1; }
 
-DATA=$(mktemp -d /tmp/mlkit-serve-bench.XXXXXX)
+DATA=$(mktemp -d -t mlkit-serve-bench.XXXXXX)
 SERVER_PID=
 cleanup() {
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
