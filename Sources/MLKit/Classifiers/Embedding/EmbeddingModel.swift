@@ -162,7 +162,8 @@ struct EmbeddingModel: Sendable, Equatable {
     /// Documents go in blocks of `blockSize`: the block's hidden vectors are gathered into a
     /// `B × d` matrix H, then one `cblas_sgemm` computes `S = H·W + 1bᵀ` (B×d · d×C). The
     /// results equal ``scores(indices:values:into:)`` up to float rounding (the products sum
-    /// in a different order).
+    /// in a different order), and so do a row's scores in blocks that start elsewhere: BLAS may
+    /// sum a row differently with its place in the block.
     func scores(of matrix: SparseMatrix, rows: Range<Int>? = nil, blockSize: Int = 256) -> [Float] {
         let rows = rows ?? 0..<matrix.rows
         let classes = self.classes
