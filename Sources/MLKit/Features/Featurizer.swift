@@ -165,14 +165,73 @@ public struct Featurizer: Sendable {
         // only NFKC expansion with character n-grams can exceed the estimate, and then the
         // document is simply hashed again into a larger buffer.
         var needed = featureEstimate(byteCount: bytes.count)
-        var found = 0
-        repeat {
-            buffer.reserveRaw(needed)
-            found = collectIndices(of: bytes, into: &buffer, prefetching: rows, tables: tables)
-            needed = found
-        } while found > buffer.raw.count
-        if ascending { buffer.countRawIndices(found) } else { buffer.countRawIndicesInFirstOccurrence(found) }
+        if !ascending, let lookup = tables.lookup {
+            // Scoring with a vocabulary: count while looking up, so that a repeated feature's row
+            // and IDF are fetched once (passes over the test sets: 0.93-0.98x of the time of
+            // looking all up first, then counting).
+            while true {
+                buffer.reserveRaw(needed)
+                let hashed = collectDistinctIndices(of: bytes, into: &buffer, limit: needed, prefetching: rows,
+                                                    lookup: lookup, inverseDocumentFrequency: tables.inverseDocumentFrequency)
+                if hashed <= needed { break }
+                needed = hashed
+            }
+        } else {
+            var found = 0
+            repeat {
+                buffer.reserveRaw(needed)
+                found = collectIndices(of: bytes, into: &buffer, prefetching: rows, tables: tables)
+                needed = found
+            } while found > buffer.raw.count
+            if ascending { buffer.countRawIndices(found) } else { buffer.countRawIndicesInFirstOccurrence(found) }
+        }
         applyWeighting(to: &buffer, inverseDocumentFrequency: tables.inverseDocumentFrequency)
+    }
+
+    /// For scoring with a vocabulary: hashes every feature of the text (prefetching each one's
+    /// slot in the vocabulary), then looks each up and counts the repeats of the indices found
+    /// in the same loop, writing the distinct ones into `buffer.indices` and `buffer.values`
+    /// (their counts) in the order of first occurrence. A repeated feature's row and IDF weight
+    /// are prefetched only once.
+    /// - Parameter limit: The most feature hashes to take, at most `buffer.raw.count`.
+    /// - Returns: How many feature hashes the text has: more than `limit` when the buffer was
+    ///   too small, and the caller must grow it and call again.
+    private func collectDistinctIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
+                                        limit: Int, prefetching rows: WeightRows?, lookup: Vocabulary.Lookup,
+                                        inverseDocumentFrequency idf: UnsafePointer<Float>?) -> Int {
+        var hashed = 0
+        buffer.hashes.withUnsafeMutableBufferPointer { hashes in
+            forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
+                if hashed < limit { hashes[hashed] = hash }
+                hashed += 1
+                lookup.prefetch(hash: hash)
+            }
+        }
+        guard hashed <= limit else { return hashed }
+        buffer.reserveDistinct(hashed)
+        let bits = buffer.reserveHashTable(for: hashed)
+        var distinct = 0
+        buffer.hashes.withUnsafeBufferPointer { hashes in
+            buffer.positions.withUnsafeMutableBufferPointer { positions in
+                buffer.indices.withUnsafeMutableBufferPointer { indices in
+                    buffer.values.withUnsafeMutableBufferPointer { values in
+                        var counter = FirstOccurrenceCounter(positions: positions, bits: bits, indices: indices, values: values)
+                        for position in 0..<hashed {
+                            guard let found = lookup.index(ofHash: hashes[position]) else { continue }
+                            if counter.count(Int32(truncatingIfNeeded: found)) {
+                                // As in `collectIndices`: the IDF and the row are read soon.
+                                if let idf { prefetchForReading(idf + found) }
+                                rows?.prefetch(found)
+                            }
+                        }
+                        counter.clear()
+                        distinct = counter.distinct
+                    }
+                }
+            }
+        }
+        buffer.count = distinct
+        return hashed
     }
 
     /// An upper bound on the features of a text of `byteCount` bytes, without NFKC expansion.
@@ -346,41 +405,20 @@ struct FeatureBuffer {
     }
 
     /// Counts repeats of the first `rawCount` entries of ``raw`` into ``indices`` and
-    /// ``values``, each index where it first occurs: no sort, one probe of a small open-
-    /// addressing table (at most half full) per entry.
+    /// ``values``, each index where it first occurs (``FirstOccurrenceCounter``). Scoring with
+    /// hashed indexing takes this; with a vocabulary, ``Featurizer`` counts while it looks up.
     mutating func countRawIndicesInFirstOccurrence(_ rawCount: Int) {
         reserveDistinct(rawCount)
-        var capacity = 16
-        while capacity < 2 * rawCount { capacity *= 2 }
-        if positions.count < capacity { positions = [Int32](repeating: -1, count: capacity) }
-        let mask = capacity - 1
-        let bits = capacity.trailingZeroBitCount
+        let bits = reserveHashTable(for: rawCount)
         var distinct = 0
         raw.withUnsafeBufferPointer { raw in
-            indices.withUnsafeMutableBufferPointer { indices in
-                values.withUnsafeMutableBufferPointer { values in
-                    positions.withUnsafeMutableBufferPointer { positions in
-                        for entry in 0..<rawCount {
-                            let index = raw[entry]
-                            var slot = FibonacciHashing.slot(of: index, bits: bits)
-                            while true {
-                                let position = positions[slot]
-                                if position < 0 {
-                                    positions[slot] = Int32(truncatingIfNeeded: distinct)
-                                    indices[distinct] = index
-                                    values[distinct] = 1
-                                    distinct += 1
-                                    break
-                                }
-                                if indices[Int(position)] == index {
-                                    values[Int(position)] += 1
-                                    break
-                                }
-                                slot = (slot + 1) & mask
-                            }
-                        }
-                        // Empty the table again for the next text.
-                        UnsafeMutableBufferPointer(rebasing: positions[0..<capacity]).update(repeating: -1)
+            positions.withUnsafeMutableBufferPointer { positions in
+                indices.withUnsafeMutableBufferPointer { indices in
+                    values.withUnsafeMutableBufferPointer { values in
+                        var counter = FirstOccurrenceCounter(positions: positions, bits: bits, indices: indices, values: values)
+                        for entry in 0..<rawCount { _ = counter.count(raw[entry]) }
+                        counter.clear()
+                        distinct = counter.distinct
                     }
                 }
             }
@@ -388,8 +426,18 @@ struct FeatureBuffer {
         count = distinct
     }
 
+    /// Grows ``positions`` to at least the table for `count` entries, at most half full: a
+    /// power of two of slots, all empty.
+    /// - Returns: The table's size, as the power of two: its first `1 << bits` slots.
+    mutating func reserveHashTable(for count: Int) -> Int {
+        var bits = 4
+        while 1 << bits < 2 * count { bits += 1 }
+        if positions.count < 1 << bits { positions = [Int32](repeating: -1, count: 1 << bits) }
+        return bits
+    }
+
     /// Grows ``indices`` and ``values`` to hold at least `count` distinct features.
-    private mutating func reserveDistinct(_ count: Int) {
+    mutating func reserveDistinct(_ count: Int) {
         if indices.count < count {
             indices = [Int32](repeating: 0, count: max(count, 2 * indices.count))
             values = [Float](repeating: 0, count: indices.count)
@@ -453,5 +501,50 @@ extension Featurizer {
         var matrix = SparseMatrix(columns: dimension)
         for part in parts { matrix.appendRows(of: part) }
         return matrix
+    }
+}
+
+/// Counts the repeats of feature indices into ``FeatureBuffer/indices`` and
+/// ``FeatureBuffer/values``, each index where it first occurs, through an open-addressing table
+/// (``FeatureBuffer/positions``, at most half full) from an index to its place among the
+/// distinct ones: no sort, one probe per index.
+struct FirstOccurrenceCounter {
+    /// The table's slots, -1 when empty: its first `1 << bits` entries.
+    let positions: UnsafeMutableBufferPointer<Int32>
+    /// The table's size, as a power of two (``FeatureBuffer/reserveHashTable(for:)``).
+    let bits: Int
+    /// The distinct indices, as they first occur.
+    let indices: UnsafeMutableBufferPointer<Int32>
+    /// Their counts.
+    let values: UnsafeMutableBufferPointer<Float>
+    /// How many distinct indices so far.
+    private(set) var distinct = 0
+
+    /// Counts one occurrence of `index`.
+    /// - Returns: Whether it is the first.
+    @inline(__always)
+    mutating func count(_ index: Int32) -> Bool {
+        let mask = 1 << bits - 1
+        var slot = FibonacciHashing.slot(of: index, bits: bits)
+        while true {
+            let place = Int(positions[slot])
+            if place < 0 {
+                positions[slot] = Int32(truncatingIfNeeded: distinct)
+                indices[distinct] = index
+                values[distinct] = 1
+                distinct += 1
+                return true
+            }
+            if indices[place] == index {
+                values[place] += 1
+                return false
+            }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// Empties the table again for the next text.
+    func clear() {
+        UnsafeMutableBufferPointer(rebasing: positions[0..<(1 << bits)]).update(repeating: -1)
     }
 }
