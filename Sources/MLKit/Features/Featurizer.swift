@@ -165,51 +165,39 @@ public struct Featurizer: Sendable {
         // only NFKC expansion with character n-grams can exceed the estimate, and then the
         // document is simply hashed again into a larger buffer.
         var needed = featureEstimate(byteCount: bytes.count)
-        if !ascending, let lookup = tables.lookup {
-            // Scoring with a vocabulary: count while looking up, so that a repeated feature's row
-            // and IDF are fetched once (passes over the test sets: 0.93-0.98x of the time of
-            // looking all up first, then counting).
-            while true {
-                buffer.reserveRaw(needed)
-                let hashed = collectDistinctIndices(of: bytes, into: &buffer, limit: needed, prefetching: rows,
-                                                    lookup: lookup, inverseDocumentFrequency: tables.inverseDocumentFrequency)
-                if hashed <= needed { break }
-                needed = hashed
+        // Scoring with a vocabulary counts while it looks up, so that a repeated feature's row
+        // and IDF are fetched once (passes over the test sets: 0.93-0.98x of the time of looking
+        // all up first, then counting).
+        let countingLookup = ascending ? nil : tables.lookup
+        var found = 0
+        repeat {
+            buffer.reserveRaw(needed)
+            found = if let countingLookup {
+                collectDistinctIndices(of: bytes, into: &buffer, prefetching: rows, lookup: countingLookup,
+                                       inverseDocumentFrequency: tables.inverseDocumentFrequency)
+            } else {
+                collectIndices(of: bytes, into: &buffer, prefetching: rows, tables: tables)
             }
-        } else {
-            var found = 0
-            repeat {
-                buffer.reserveRaw(needed)
-                found = collectIndices(of: bytes, into: &buffer, prefetching: rows, tables: tables)
-                needed = found
-            } while found > buffer.raw.count
+            needed = found
+        } while found > buffer.raw.count
+        if countingLookup == nil {
             if ascending { buffer.countRawIndices(found) } else { buffer.countRawIndicesInFirstOccurrence(found) }
         }
         applyWeighting(to: &buffer, inverseDocumentFrequency: tables.inverseDocumentFrequency)
     }
 
-    /// For scoring with a vocabulary: hashes every feature of the text (prefetching each one's
-    /// slot in the vocabulary), then looks each up and counts the repeats of the indices found
-    /// in the same loop, writing the distinct ones into `buffer.indices` and `buffer.values`
-    /// (their counts) in the order of first occurrence. A repeated feature's row and IDF weight
-    /// are prefetched only once.
-    /// - Parameter limit: The most feature hashes to take, at most `buffer.raw.count`.
-    /// - Returns: How many feature hashes the text has: more than `limit` when the buffer was
-    ///   too small, and the caller must grow it and call again.
+    /// For scoring with a vocabulary: hashes every feature of the text (``hashFeatures(of:into:lookup:)``),
+    /// then looks each up and counts the repeats of the indices found in the same loop, writing
+    /// the distinct ones into `buffer.indices` and `buffer.values` (their counts) in the order of
+    /// first occurrence. A repeated feature's row and IDF weight are prefetched only once.
+    /// - Returns: How many feature hashes the text has: more than `buffer.hashes.count` when the
+    ///   buffer was too small, and the caller must grow it and call again.
     private func collectDistinctIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
-                                        limit: Int, prefetching rows: WeightRows?, lookup: Vocabulary.Lookup,
+                                        prefetching rows: WeightRows?, lookup: Vocabulary.Lookup,
                                         inverseDocumentFrequency idf: UnsafePointer<Float>?) -> Int {
-        var hashed = 0
-        buffer.hashes.withUnsafeMutableBufferPointer { hashes in
-            forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
-                if hashed < limit { hashes[hashed] = hash }
-                hashed += 1
-                lookup.prefetch(hash: hash)
-            }
-        }
-        guard hashed <= limit else { return hashed }
-        buffer.reserveDistinct(hashed)
-        let bits = buffer.reserveHashTable(for: hashed)
+        let hashed = hashFeatures(of: bytes, into: &buffer, lookup: lookup)
+        guard hashed <= buffer.hashes.count else { return hashed }
+        let bits = buffer.reserveCounting(hashed)
         var distinct = 0
         buffer.hashes.withUnsafeBufferPointer { hashes in
             buffer.positions.withUnsafeMutableBufferPointer { positions in
@@ -234,6 +222,26 @@ public struct Featurizer: Sendable {
         return hashed
     }
 
+    /// Writes the hash of each feature of the text into `buffer.hashes` while there is room, and
+    /// starts fetching the slot where each one's lookup begins: the lookups do not depend on one
+    /// another, so their cache misses in a large table overlap with each other and with the
+    /// tokenizing and hashing of the rest of the text (fetching the slots after all the hashes
+    /// took 1.09–1.21× as long).
+    /// - Returns: How many features the text has, which may be more than `buffer.hashes.count`.
+    @inline(__always)
+    private func hashFeatures(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
+                              lookup: Vocabulary.Lookup) -> Int {
+        var hashed = 0
+        buffer.hashes.withUnsafeMutableBufferPointer { hashes in
+            forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
+                if hashed < hashes.count { hashes[hashed] = hash }
+                hashed += 1
+                lookup.prefetch(hash: hash)
+            }
+        }
+        return hashed
+    }
+
     /// An upper bound on the features of a text of `byteCount` bytes, without NFKC expansion.
     private func featureEstimate(byteCount: Int) -> Int {
         var perByte = configuration.maxWordNGram + (configuration.scriptBigrams ? 1 : 0)
@@ -246,22 +254,15 @@ public struct Featurizer: Sendable {
     /// many features there are.
     private func collectIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
                                 prefetching rows: WeightRows?, tables: Tables) -> Int {
-        var found = 0
-        buffer.raw.withUnsafeMutableBufferPointer { raw in
-            if let lookup = tables.lookup {
-                // All the hashes first, each one's first slot fetched as soon as it is known, then
-                // the lookups: they do not depend on one another, so their cache misses in a large
-                // table overlap with each other and with the tokenizing and hashing of the rest of
-                // the text (fetching the slots after all the hashes took 1.09–1.21× as long).
-                var hashed = 0
-                buffer.hashes.withUnsafeMutableBufferPointer { hashes in
-                    forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
-                        if hashed < hashes.count { hashes[hashed] = hash }
-                        hashed += 1
-                        lookup.prefetch(hash: hash)
-                    }
-                    let idf = tables.inverseDocumentFrequency
-                    for position in 0..<min(hashed, hashes.count) {
+        if let lookup = tables.lookup {
+            let hashed = hashFeatures(of: bytes, into: &buffer, lookup: lookup)
+            // More hashes than room: report that many, so the caller grows the buffer.
+            guard hashed <= buffer.hashes.count else { return hashed }
+            let idf = tables.inverseDocumentFrequency
+            var found = 0
+            buffer.raw.withUnsafeMutableBufferPointer { raw in
+                buffer.hashes.withUnsafeBufferPointer { hashes in
+                    for position in 0..<hashed {
                         guard let index = lookup.index(ofHash: hashes[position]) else { continue }
                         raw[found] = Int32(truncatingIfNeeded: index)
                         found += 1
@@ -272,9 +273,12 @@ public struct Featurizer: Sendable {
                         rows?.prefetch(index)
                     }
                 }
-                // More hashes than room: report that many, so the caller grows the buffer.
-                if hashed > raw.count { found = hashed }
-            } else if case .hashed(let bits) = configuration.indexing {
+            }
+            return found
+        }
+        var found = 0
+        if case .hashed(let bits) = configuration.indexing {
+            buffer.raw.withUnsafeMutableBufferPointer { raw in
                 forEachFeatureHash(in: bytes, scratch: &buffer.scratch) { hash in
                     if found < raw.count { raw[found] = Int32(truncatingIfNeeded: FeatureHash.bucket(hash, bits: bits)) }
                     found += 1
@@ -408,8 +412,7 @@ struct FeatureBuffer {
     /// ``values``, each index where it first occurs (``FirstOccurrenceCounter``). Scoring with
     /// hashed indexing takes this; with a vocabulary, ``Featurizer`` counts while it looks up.
     mutating func countRawIndicesInFirstOccurrence(_ rawCount: Int) {
-        reserveDistinct(rawCount)
-        let bits = reserveHashTable(for: rawCount)
+        let bits = reserveCounting(rawCount)
         var distinct = 0
         raw.withUnsafeBufferPointer { raw in
             positions.withUnsafeMutableBufferPointer { positions in
@@ -426,10 +429,12 @@ struct FeatureBuffer {
         count = distinct
     }
 
-    /// Grows ``positions`` to at least the table for `count` entries, at most half full: a
-    /// power of two of slots, all empty.
+    /// Grows ``indices`` and ``values`` to hold `count` distinct features, and ``positions`` to
+    /// the table of a ``FirstOccurrenceCounter`` for them, at most half full: a power of two of
+    /// slots, all empty.
     /// - Returns: The table's size, as the power of two: its first `1 << bits` slots.
-    mutating func reserveHashTable(for count: Int) -> Int {
+    mutating func reserveCounting(_ count: Int) -> Int {
+        reserveDistinct(count)
         var bits = 4
         while 1 << bits < 2 * count { bits += 1 }
         if positions.count < 1 << bits { positions = [Int32](repeating: -1, count: 1 << bits) }
@@ -437,7 +442,7 @@ struct FeatureBuffer {
     }
 
     /// Grows ``indices`` and ``values`` to hold at least `count` distinct features.
-    mutating func reserveDistinct(_ count: Int) {
+    private mutating func reserveDistinct(_ count: Int) {
         if indices.count < count {
             indices = [Int32](repeating: 0, count: max(count, 2 * indices.count))
             values = [Float](repeating: 0, count: indices.count)
@@ -511,7 +516,7 @@ extension Featurizer {
 struct FirstOccurrenceCounter {
     /// The table's slots, -1 when empty: its first `1 << bits` entries.
     let positions: UnsafeMutableBufferPointer<Int32>
-    /// The table's size, as a power of two (``FeatureBuffer/reserveHashTable(for:)``).
+    /// The table's size, as a power of two (``FeatureBuffer/reserveCounting(_:)``).
     let bits: Int
     /// The distinct indices, as they first occur.
     let indices: UnsafeMutableBufferPointer<Int32>
