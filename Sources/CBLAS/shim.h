@@ -5,6 +5,8 @@
 #endif
 #include <dlfcn.h>
 #include <malloc.h>
+#include <stdint.h>
+#include <sys/mman.h>
 // Debian's libopenblas-dev puts cblas.h under the openblas-pthread include folder that
 // pkg-config reports; the CBLAS interface is the same one Accelerate offers on Apple systems.
 #include <cblas.h>
@@ -34,6 +36,21 @@ static inline void mlkit_prefetch(const void *address) { __builtin_prefetch(addr
 static inline int mlkit_reuse_freed_memory(void) {
 #ifdef __GLIBC__
     return mallopt(M_MMAP_THRESHOLD, 1 << 30) && mallopt(M_TOP_PAD, 64 << 20);
+#else
+    return 0;
+#endif
+}
+// Not BLAS either: asks the kernel to back the whole 2 MiB pages inside [address, address +
+// bytes) with transparent huge pages, where it is set to do so on request (the `madvise` mode of
+// /sys/kernel/mm/transparent_hugepage/enabled). Pages not yet touched get huge pages on their
+// first write; pages already touched only when khugepaged collapses them. Advice: it changes no
+// content, and a kernel that refuses it changes nothing. Returns 1 when the kernel took it.
+static inline int mlkit_advise_huge_pages(void *address, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    const uintptr_t start = ((uintptr_t)address + huge - 1) & ~(huge - 1);
+    const uintptr_t end = ((uintptr_t)address + bytes) & ~(huge - 1);
+    return end > start && madvise((void *)start, end - start, MADV_HUGEPAGE) == 0;
 #else
     return 0;
 #endif

@@ -22,7 +22,8 @@ final class Vocabulary: Sendable {
     /// The hash of each key, by index.
     let hashes: [UInt64]
     /// Open-addressing slots, a power of two of them, at most half full: 0 for an empty slot,
-    /// else `tag | flag | (index + 1)` (see ``Layout``).
+    /// else `tag | flag | (index + 1)` (see ``Layout``). In large pages when the table is large,
+    /// since every feature of a text looks up a slot at random.
     private let slots: [UInt64]
     /// Where the fields of a slot lie.
     private let layout: Layout
@@ -54,7 +55,7 @@ final class Vocabulary: Sendable {
         var capacity = 16
         while capacity < hashes.count * 2 { capacity *= 2 }
         let layout = Layout(count: hashes.count)
-        var slots = [UInt64](repeating: 0, count: capacity)
+        var slots = [UInt64](largePagesCount: capacity) { $0.initialize(repeating: 0) }
         let mask = capacity - 1
         for (index, hash) in hashes.enumerated() {
             var entry = layout.slot(hash: hash, index: index)

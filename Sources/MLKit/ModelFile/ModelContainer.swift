@@ -172,12 +172,12 @@ struct ModelContainer {
 
     /// The section `name` as floats.
     func floats(_ name: String) throws -> [Float] {
-        try Self.littleEndianArray(try section(name, .float32, stride: 4), as: UInt32.self).map(Float.init(bitPattern:))
+        Self.littleEndianArray(try section(name, .float32, stride: 4)) { Float(bitPattern: UInt32(littleEndian: $0.bitPattern)) }
     }
 
     /// The section `name` as unsigned 64-bit integers.
     func uint64s(_ name: String) throws -> [UInt64] {
-        try Self.littleEndianArray(try section(name, .uint64, stride: 8), as: UInt64.self)
+        Self.littleEndianArray(try section(name, .uint64, stride: 8)) { UInt64(littleEndian: $0) }
     }
 
     /// The section `name` as NUL-terminated UTF-8 strings.
@@ -200,19 +200,21 @@ struct ModelContainer {
         }
     }
 
-    /// Copies little-endian integers out of `bytes` with one `memcpy` on little-endian hosts.
-    private static func littleEndianArray<T: FixedWidthInteger>(_ bytes: Data, as _: T.Type) throws -> [T] {
+    /// Copies little-endian values out of `bytes` with one `memcpy`, into memory backed by large
+    /// pages when it is large (the weights, ``Swift/Array/init(largePagesCount:initializingWith:)``).
+    /// - Parameter fromLittleEndian: A value's native form from its little-endian bytes, applied
+    ///   only on big-endian hosts.
+    private static func littleEndianArray<T>(_ bytes: Data, fromLittleEndian: (T) -> T) -> [T] {
         let count = bytes.count / MemoryLayout<T>.size
-        var values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+        var values = [T](largePagesCount: count) { buffer in
             bytes.withUnsafeBytes { raw in
                 if let source = raw.baseAddress, count > 0 {
                     UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: source, byteCount: count * MemoryLayout<T>.size)
                 }
             }
-            initialized = count
         }
-        if T(littleEndian: 1) != 1 {
-            for index in values.indices { values[index] = T(littleEndian: values[index]) }
+        if UInt32(littleEndian: 1) != 1 {
+            for index in values.indices { values[index] = fromLittleEndian(values[index]) }
         }
         return values
     }

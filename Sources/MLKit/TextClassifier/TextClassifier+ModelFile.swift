@@ -221,7 +221,7 @@ extension TextClassifier {
         guard stored.count == rows.count * classes else {
             throw MLKitError(.malformedData, "inconsistent model: \(stored.count) weights for \(rows.count) stored rows")
         }
-        var weights = [Float](repeating: 0, count: header.features * classes)
+        var weights = [Float](largePagesCount: header.features * classes) { $0.initialize(repeating: 0) }
         for (position, row) in rows.enumerated() {
             guard row < UInt64(header.features) else {
                 throw MLKitError(.malformedData, "inconsistent model: weight row \(row) is past the last feature")

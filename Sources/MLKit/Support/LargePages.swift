@@ -1,0 +1,39 @@
+#if !canImport(Accelerate)
+internal import CBLAS
+#endif
+
+extension Array {
+    /// Creates an array of `count` elements that `initialize` writes, asking the kernel first to
+    /// back its memory with 2 MiB pages (Linux's transparent huge pages) when it spans at least
+    /// ``largePageThreshold`` bytes.
+    ///
+    /// For the tables that prediction reads at random, a few cache lines per feature: a model's
+    /// weight matrix and its vocabulary's slots. With 4 KiB pages, debian-sections' 36 MB matrix
+    /// spans about 9,000 pages, more than the processor's translation cache holds, so that most
+    /// rows a text needs also miss in it; with 2 MiB pages, 18 entries cover the matrix. Batch
+    /// prediction on debian-sections took 0.93–0.97× the time (`docs/benchmarks.md`,
+    /// session 15).
+    ///
+    /// The advice is taken on the pages' first write, so it is given before `initialize` runs; a
+    /// block that the allocator hands out already touched gets huge pages only if the kernel
+    /// collapses it later. Advice changes no content. Where the kernel does not offer huge pages
+    /// on request (a setting of `never` or `always`), or on Apple's systems, this is a plain
+    /// ``init(unsafeUninitializedCapacity:initializingWith:)``.
+    /// - Parameter initialize: Must initialize every element of the buffer it gets.
+    init(largePagesCount count: Int, initializingWith initialize: (UnsafeMutableBufferPointer<Element>) throws -> Void) rethrows {
+        try self.init(unsafeUninitializedCapacity: count) { buffer, initialized in
+            let bytes = count * MemoryLayout<Element>.stride
+            #if !canImport(Accelerate)
+            if bytes >= largePageThreshold, let base = buffer.baseAddress {
+                mlkit_advise_huge_pages(base, bytes)
+            }
+            #endif
+            try initialize(buffer)
+            initialized = count
+        }
+    }
+}
+
+/// The size from which ``Swift/Array/init(largePagesCount:initializingWith:)`` asks for 2 MiB
+/// pages: two of them, so that the block holds at least one whole, aligned one.
+let largePageThreshold = 4 << 20
