@@ -8,7 +8,8 @@ extension Array {
     /// ``largePageThreshold`` bytes.
     ///
     /// For the tables that prediction reads at random, a few cache lines per feature: a model's
-    /// weight matrix and its vocabulary's slots. With 4 KiB pages, debian-sections' 36 MB matrix
+    /// weight matrix (read from a file, or copied by ``ClassifierModel/inLargePages()`` after
+    /// training) and its vocabulary's slots. With 4 KiB pages, debian-sections' 36 MB matrix
     /// spans about 9,000 pages, more than the processor's translation cache holds, so that most
     /// rows a text needs also miss in it; with 2 MiB pages, 18 entries cover the matrix. Batch
     /// prediction on debian-sections took 0.93–0.97× the time (`docs/benchmarks.md`,
@@ -30,6 +31,17 @@ extension Array {
             #endif
             try initialize(buffer)
             initialized = count
+        }
+    }
+}
+
+extension Array {
+    /// A copy in memory advised to use 2 MiB pages (``init(largePagesCount:initializingWith:)``)
+    /// when the array spans at least ``largePageThreshold`` bytes, else the array itself.
+    func inLargePages() -> [Element] {
+        guard count * MemoryLayout<Element>.stride >= largePageThreshold else { return self }
+        return withUnsafeBufferPointer { source in
+            [Element](largePagesCount: source.count) { $0.baseAddress!.initialize(from: source.baseAddress!, count: source.count) }
         }
     }
 }

@@ -54,7 +54,7 @@ extension TextClassifier {
         let seconds = (clock.now - start).seconds
         let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
                                       examples: everything.count, seconds: seconds, date: Date())
-        self = TextClassifier(labels: plan.labels, featurizer: final.featurizer, model: final.model,
+        self = TextClassifier(labels: plan.labels, featurizer: final.featurizer, model: final.model.inLargePages(),
                               metadata: ModelMetadata(), trainingSummary: summary, trainingMetrics: final.metrics,
                               validationMetrics: results.first?.metrics, formatVersion: nil)
     }

@@ -273,6 +273,23 @@ enum ClassifierModel: Sendable {
     /// A fastText-style model: averaged embeddings and a softmax layer.
     case embedding(EmbeddingModel)
 
+    /// The model with its large arrays copied into memory advised to use 2 MiB pages
+    /// (``Swift/Array/inLargePages()``): for a model trained in this process, whose trainers
+    /// filled them without that advice, so that it predicts as fast as the same model read from
+    /// a file, whose sections get it as they are read.
+    func inLargePages() -> ClassifierModel {
+        switch self {
+        case .linear(let model):
+            return .linear(LinearModel(features: model.features, classes: model.classes,
+                                       weights: model.weights.inLargePages(), bias: model.bias,
+                                       probability: model.probability))
+        case .embedding(let model):
+            return .embedding(EmbeddingModel(dimension: model.dimension, classes: model.classes, buckets: model.buckets,
+                                             featureIDs: model.featureIDs, embeddings: model.embeddings.inLargePages(),
+                                             output: model.output, bias: model.bias))
+        }
+    }
+
     /// The probability mapping of a linear model, to carry over a calibration.
     var calibration: LinearModel.ProbabilityMapping? {
         if case .linear(let model) = self { return model.probability }
