@@ -200,8 +200,8 @@ struct ModelContainer {
         }
     }
 
-    /// Copies little-endian values out of `bytes` with one `memcpy`, into memory backed by large
-    /// pages when it is large (the weights, ``Swift/Array/init(largePagesCount:initializingWith:)``).
+    /// Copies little-endian values out of `bytes` with one `memcpy`, into memory advised to use
+    /// 2 MiB pages when it is large (the weights, ``Swift/Array/init(largePagesCount:initializingWith:)``).
     /// - Parameter fromLittleEndian: A value's native form from its little-endian bytes, applied
     ///   only on big-endian hosts.
     private static func littleEndianArray<T>(_ bytes: Data, fromLittleEndian: (T) -> T) -> [T] {

@@ -17,9 +17,9 @@ extension Array {
     ///
     /// The advice is taken on the pages' first write, so it is given before `initialize` runs; a
     /// block that the allocator hands out already touched gets huge pages only if the kernel
-    /// collapses it later. Advice changes no content. Where the kernel does not offer huge pages
-    /// on request (a setting of `never` or `always`), or on Apple's systems, this is a plain
-    /// ``init(unsafeUninitializedCapacity:initializingWith:)``.
+    /// collapses it later. Advice changes no content. With the kernel's setting at `always`
+    /// every large block gets huge pages anyway, and at `never` none does; on Apple's systems this
+    /// is a plain ``init(unsafeUninitializedCapacity:initializingWith:)``.
     /// - Parameter initialize: Must initialize every element of the buffer it gets.
     init(largePagesCount count: Int, initializingWith initialize: (UnsafeMutableBufferPointer<Element>) throws -> Void) rethrows {
         try self.init(unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -33,9 +33,7 @@ extension Array {
             initialized = count
         }
     }
-}
 
-extension Array {
     /// A copy in memory advised to use 2 MiB pages (``init(largePagesCount:initializingWith:)``)
     /// when the array spans at least ``largePageThreshold`` bytes, else the array itself.
     func inLargePages() -> [Element] {
