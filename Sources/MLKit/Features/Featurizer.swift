@@ -197,28 +197,20 @@ public struct Featurizer: Sendable {
                                         inverseDocumentFrequency idf: UnsafePointer<Float>?) -> Int {
         let hashed = hashFeatures(of: bytes, into: &buffer, lookup: lookup)
         guard hashed <= buffer.hashes.count else { return hashed }
-        let bits = buffer.reserveCounting(hashed)
-        var distinct = 0
-        buffer.hashes.withUnsafeBufferPointer { hashes in
-            buffer.positions.withUnsafeMutableBufferPointer { positions in
-                buffer.indices.withUnsafeMutableBufferPointer { indices in
-                    buffer.values.withUnsafeMutableBufferPointer { values in
-                        var counter = FirstOccurrenceCounter(positions: positions, bits: bits, indices: indices, values: values)
-                        for position in 0..<hashed {
-                            guard let found = lookup.index(ofHash: hashes[position]) else { continue }
-                            if counter.count(Int32(truncatingIfNeeded: found)) {
-                                // As in `collectIndices`: the IDF and the row are read soon.
-                                if let idf { prefetchForReading(idf + found) }
-                                rows?.prefetch(found)
-                            }
-                        }
-                        counter.clear()
-                        distinct = counter.distinct
+        // A reference of its own, so that the counting may change the buffer while reading it.
+        let hashes = buffer.hashes
+        hashes.withUnsafeBufferPointer { hashes in
+            buffer.countFirstOccurrences(atMost: hashed) { counter in
+                for position in 0..<hashed {
+                    guard let found = lookup.index(ofHash: hashes[position]) else { continue }
+                    if counter.count(Int32(truncatingIfNeeded: found)) {
+                        // As in `collectIndices`: the IDF and the row are read soon.
+                        if let idf { prefetchForReading(idf + found) }
+                        rows?.prefetch(found)
                     }
                 }
             }
         }
-        buffer.count = distinct
         return hashed
     }
 
@@ -412,17 +404,30 @@ struct FeatureBuffer {
     /// ``values``, each index where it first occurs (``FirstOccurrenceCounter``). Scoring with
     /// hashed indexing takes this; with a vocabulary, ``Featurizer`` counts while it looks up.
     mutating func countRawIndicesInFirstOccurrence(_ rawCount: Int) {
-        let bits = reserveCounting(rawCount)
-        var distinct = 0
+        // A reference of its own, so that the counting may change the buffer while reading it.
+        let raw = self.raw
         raw.withUnsafeBufferPointer { raw in
-            positions.withUnsafeMutableBufferPointer { positions in
-                indices.withUnsafeMutableBufferPointer { indices in
-                    values.withUnsafeMutableBufferPointer { values in
-                        var counter = FirstOccurrenceCounter(positions: positions, bits: bits, indices: indices, values: values)
-                        for entry in 0..<rawCount { _ = counter.count(raw[entry]) }
-                        counter.clear()
-                        distinct = counter.distinct
-                    }
+            countFirstOccurrences(atMost: rawCount) { counter in
+                for entry in 0..<rawCount { _ = counter.count(raw[entry]) }
+            }
+        }
+    }
+
+    /// Counts the indices that `body` gives a ``FirstOccurrenceCounter`` into ``indices`` and
+    /// ``values``, in the order of their first occurrence, and sets ``count``; the counter's
+    /// table is empty again afterwards.
+    /// - Parameter atMost: How many indices `body` may count, repeats included.
+    @inline(__always)
+    mutating func countFirstOccurrences(atMost limit: Int, _ body: (inout FirstOccurrenceCounter) -> Void) {
+        let bits = reserveCounting(limit)
+        var distinct = 0
+        positions.withUnsafeMutableBufferPointer { positions in
+            indices.withUnsafeMutableBufferPointer { indices in
+                values.withUnsafeMutableBufferPointer { values in
+                    var counter = FirstOccurrenceCounter(positions: positions, bits: bits, indices: indices, values: values)
+                    body(&counter)
+                    counter.clear()
+                    distinct = counter.distinct
                 }
             }
         }
@@ -433,7 +438,7 @@ struct FeatureBuffer {
     /// the table of a ``FirstOccurrenceCounter`` for them, at most half full: a power of two of
     /// slots, all empty.
     /// - Returns: The table's size, as the power of two: its first `1 << bits` slots.
-    mutating func reserveCounting(_ count: Int) -> Int {
+    private mutating func reserveCounting(_ count: Int) -> Int {
         reserveDistinct(count)
         var bits = 4
         while 1 << bits < 2 * count { bits += 1 }
@@ -516,7 +521,7 @@ extension Featurizer {
 struct FirstOccurrenceCounter {
     /// The table's slots, -1 when empty: its first `1 << bits` entries.
     let positions: UnsafeMutableBufferPointer<Int32>
-    /// The table's size, as a power of two (``FeatureBuffer/reserveCounting(_:)``).
+    /// The table's size, as a power of two (see ``FeatureBuffer/countFirstOccurrences(atMost:_:)``).
     let bits: Int
     /// The distinct indices, as they first occur.
     let indices: UnsafeMutableBufferPointer<Int32>

@@ -23,10 +23,9 @@ extension Array {
     /// - Parameter initialize: Must initialize every element of the buffer it gets.
     init(largePagesCount count: Int, initializingWith initialize: (UnsafeMutableBufferPointer<Element>) throws -> Void) rethrows {
         try self.init(unsafeUninitializedCapacity: count) { buffer, initialized in
-            let bytes = count * MemoryLayout<Element>.stride
             #if !canImport(Accelerate)
-            if bytes >= largePageThreshold, let base = buffer.baseAddress {
-                mlkit_advise_huge_pages(base, bytes)
+            if Self.spansLargePages(count), let base = buffer.baseAddress {
+                mlkit_advise_huge_pages(base, count * MemoryLayout<Element>.stride)
             }
             #endif
             try initialize(buffer)
@@ -37,10 +36,16 @@ extension Array {
     /// A copy in memory advised to use 2 MiB pages (``init(largePagesCount:initializingWith:)``)
     /// when the array spans at least ``largePageThreshold`` bytes, else the array itself.
     func inLargePages() -> [Element] {
-        guard count * MemoryLayout<Element>.stride >= largePageThreshold else { return self }
+        guard Self.spansLargePages(count) else { return self }
         return withUnsafeBufferPointer { source in
             [Element](largePagesCount: source.count) { $0.baseAddress!.initialize(from: source.baseAddress!, count: source.count) }
         }
+    }
+
+    /// Whether `count` elements span at least ``largePageThreshold`` bytes, the size from which
+    /// arrays are put in large pages.
+    static func spansLargePages(_ count: Int) -> Bool {
+        count * MemoryLayout<Element>.stride >= largePageThreshold
     }
 }
 

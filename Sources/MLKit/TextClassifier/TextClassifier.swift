@@ -278,12 +278,16 @@ enum ClassifierModel: Sendable {
     /// filled them without that advice, so that it predicts as fast as the same model read from
     /// a file, whose sections get it as they are read.
     func inLargePages() -> ClassifierModel {
+        // A smaller model is returned as it is, rather than rebuilt around the same arrays.
         switch self {
         case .linear(let model):
+            guard [Float].spansLargePages(model.weights.count) else { return self }
             return .linear(LinearModel(features: model.features, classes: model.classes,
                                        weights: model.weights.inLargePages(), bias: model.bias,
                                        probability: model.probability))
         case .embedding(let model):
+            // Rebuilding an embedding model checks its arrays and builds its row table again.
+            guard [Float].spansLargePages(model.embeddings.count) else { return self }
             return .embedding(EmbeddingModel(dimension: model.dimension, classes: model.classes, buckets: model.buckets,
                                              featureIDs: model.featureIDs, embeddings: model.embeddings.inLargePages(),
                                              output: model.output, bias: model.bias))
