@@ -289,6 +289,42 @@ struct FeaturizerFittingTests {
         #expect(try wide.narrowed(to: frequent, texts: texts, counted: statistics, threads: 2) == nil)
     }
 
+    @Test("Counts of the first texts under the training split's vocabulary serve a vocabulary of all the texts: the same matrix as featurizing them again")
+    func reusedCounts() throws {
+        // The later texts bring words the first ones lack, and recurring words whose order by
+        // count changes once they are added.
+        let texts = (0..<500).map { row in
+            ((0..<(2 + row % 6)).map { "w\((row * 11 + $0 * 7) % (row < 400 ? 89 : 131))" } + ["once\(row)"])
+                .joined(separator: " ")
+        }
+        let trainRows = 400
+        let full = FeaturizerConfiguration(maxWordNGram: 2, wordParts: true, indexing: .vocabulary(.init()))
+        var pruned = full
+        pruned.indexing = .vocabulary(.init(minCount: 2))
+        let source = try Featurizer(fitting: Array(texts.prefix(trainRows)), configuration: full,
+                                    recoveringTerms: false, threads: 2)
+        let counted = source.matrix(for: Array(texts.prefix(trainRows)), threads: 2)
+        for configuration in [full, pruned] {
+            let all = try Featurizer(fitting: texts, configuration: configuration, recoveringTerms: false, threads: 2)
+            let reused = try #require(all.matrix(for: texts, reusing: counted, countedBy: source, threads: 2))
+            let again = all.matrix(for: texts, threads: 2)
+            #expect(reused.columns == again.columns && reused.rows == texts.count)
+            for row in texts.indices { #expect(reused.vector(at: row) == again.vector(at: row)) }
+        }
+        // Hashed features need no renaming.
+        let hashed = try Featurizer(configuration: .init(maxWordNGram: 2, indexing: .hashed(bits: 12)))
+        let reused = try #require(hashed.matrix(for: texts, reusing: hashed.matrix(for: Array(texts.prefix(trainRows))),
+                                                countedBy: hashed, threads: 2))
+        let again = hashed.matrix(for: texts)
+        for row in texts.indices { #expect(reused.vector(at: row) == again.vector(at: row)) }
+        // A pruned source lacks features of its own texts: it does not qualify.
+        let prunedSource = try Featurizer(fitting: Array(texts.prefix(trainRows)), configuration: pruned,
+                                          recoveringTerms: false, threads: 2)
+        let all = try Featurizer(fitting: texts, configuration: full, recoveringTerms: false, threads: 2)
+        #expect(all.matrix(for: texts, reusing: prunedSource.matrix(for: Array(texts.prefix(trainRows))),
+                           countedBy: prunedSource, threads: 2) == nil)
+    }
+
     @Test("Pruning that leaves nothing is an error that says why")
     func emptyVocabulary() {
         #expect(throws: MLKitError(.invalidDataset, "vocabulary pruning (min count 99) left no features")) {

@@ -255,6 +255,33 @@ extension Featurizer {
         return narrow
     }
 
+    /// The plain counts of `texts` under this counting featurizer, when those of their first
+    /// rows are known under `source`, a counting featurizer with the same tokenizer and n-grams
+    /// whose vocabulary keeps every feature (or which hashes, as this one does): `counted`. Their
+    /// columns are renamed through the features' hashes, and only the other texts are
+    /// featurized. The result is what ``matrix(for:threads:)`` gives, or `nil` when `source` does
+    /// not qualify.
+    func matrix(for texts: [String], reusing counted: consuming SparseMatrix, countedBy source: Featurizer,
+                threads: Int) -> SparseMatrix? {
+        guard configuration == configuration.counting, source.configuration == configuration.unpruned,
+              counted.rows <= texts.count, counted.columns == source.dimension else { return nil }
+        let countedRows = counted.rows
+        var matrix: SparseMatrix
+        switch (vocabulary, source.vocabulary) {
+        case (nil, nil):
+            matrix = counted
+        case (let vocabulary?, let sourceVocabulary?):
+            let renaming = vocabulary.withLookup { lookup in
+                sourceVocabulary.hashes.map { Int32(lookup.index(ofHash: $0) ?? -1) }
+            }
+            matrix = counted.renamingColumns(renaming, columns: dimension, threads: threads)
+        default:
+            return nil
+        }
+        matrix.appendRows(of: self.matrix(for: Array(texts[countedRows...]), threads: threads))
+        return matrix
+    }
+
     /// The smoothed inverse document frequency of each index: `ln((1 + n) / (1 + df)) + 1`,
     /// as scikit-learn computes it, so that features in every document keep a weight of 1.
     func learnInverseDocumentFrequency(_ texts: [String], threads: Int) -> [Float] {

@@ -70,6 +70,65 @@ struct SparseMatrix: Sendable {
         return result
     }
 
+    /// The same rows with each column `c` renamed `renaming[c]`, its entries dropped where that
+    /// is negative, in a matrix of `columns` columns; each row's entries are sorted by their new
+    /// index. Done in place, on `threads` threads (0: all cores), with the same result on any
+    /// count: a training set's matrix is renamed without a second copy of it.
+    consuming func renamingColumns(_ renaming: [Int32], columns: Int, threads: Int) -> SparseMatrix {
+        precondition(renaming.count == self.columns)
+        var result = SparseMatrix(columns: columns)
+        swap(&result.rowStarts, &rowStarts)
+        swap(&result.indices, &indices)
+        swap(&result.values, &values)
+        let rowStarts = result.rowStarts
+        let kept = result.indices.withUnsafeMutableBufferPointer { indices in
+            result.values.withUnsafeMutableBufferPointer { values in
+                let shared = (indices: SharedPointer(indices.baseAddress!), values: SharedPointer(values.baseAddress!))
+                return Parallel.balancedMap(rowStarts.count - 1, threads: threads) { rows in
+                    // An entry as one key: the new index above the value's bits, so that sorting a
+                    // row's keys sorts its entries, the dropped ones (index -1, all ones) last.
+                    var keys: [UInt64] = []
+                    var kept: [Int] = []
+                    kept.reserveCapacity(rows.count)
+                    for row in rows {
+                        let range = rowStarts[row]..<rowStarts[row + 1]
+                        keys.removeAll(keepingCapacity: true)
+                        var count = 0
+                        for position in range {
+                            let renamed = renaming[Int(shared.indices.base[position])]
+                            keys.append(UInt64(UInt32(bitPattern: renamed)) << 32
+                                        | UInt64(shared.values.base[position].bitPattern))
+                            count += renamed >= 0 ? 1 : 0
+                        }
+                        keys.withUnsafeMutableBufferPointer { Sorting.sortInPlace($0) }
+                        for (offset, key) in keys.prefix(count).enumerated() {
+                            shared.indices.base[range.lowerBound + offset] = Int32(truncatingIfNeeded: key >> 32)
+                            shared.values.base[range.lowerBound + offset] = Float(bitPattern: UInt32(truncatingIfNeeded: key))
+                        }
+                        kept.append(count)
+                    }
+                    return kept
+                }.flatMap { $0 }
+            }
+        }
+        // Close the gaps the dropped entries left, row after row.
+        var end = 0
+        for row in kept.indices {
+            let start = rowStarts[row]
+            if start != end {
+                for offset in 0..<kept[row] {
+                    result.indices[end + offset] = result.indices[start + offset]
+                    result.values[end + offset] = result.values[start + offset]
+                }
+            }
+            end += kept[row]
+            result.rowStarts[row + 1] = end
+        }
+        result.indices.removeLast(result.indices.count - end)
+        result.values.removeLast(result.values.count - end)
+        return result
+    }
+
     /// Calls `body` with the indices and values of each row in `rows`, without copying.
     func forEachRow(in rows: Range<Int>, _ body: (_ row: Int, _ indices: UnsafeBufferPointer<Int32>,
                                                 _ values: UnsafeBufferPointer<Float>) throws -> Void) rethrows {

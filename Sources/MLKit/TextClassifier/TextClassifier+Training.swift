@@ -26,19 +26,19 @@ extension TextClassifier {
         let candidates = plan.candidates(hasValidation: validation != nil)
 
         var results: [CandidateResult] = []
-        var counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:]
+        var counted = CountedFeatures()
         var reason: String
         if let validation, candidates.count > 1 || parameters.algorithm == .automatic {
             let automatic = parameters.algorithm == .automatic
-            (results, counts) = try plan.evaluate(candidates, train: train, validation: validation,
-                                                  budget: parameters.timeBudget) { results in
+            (results, counted) = try plan.evaluate(candidates, train: train, validation: validation,
+                                                   budget: parameters.timeBudget) { results in
                 automatic ? plan.prunedVariant(of: TrainingPlan.choose(results, planned: candidates.count).candidate) : nil
             }
             let best = TrainingPlan.choose(results, planned: candidates.count)
             reason = plan.explain(results, planned: candidates.count, chosen: best)
             results = [best] + results.filter { $0.candidate != best.candidate }
         } else if let validation {
-            (results, counts) = try plan.evaluate(candidates, train: train, validation: validation, budget: .infinity)
+            (results, counted) = try plan.evaluate(candidates, train: train, validation: validation, budget: .infinity)
             reason = "the algorithm asked for; validation accuracy \(String(format: "%.4f", results[0].metrics.accuracy))"
         } else {
             reason = "the algorithm asked for, with its default settings (no validation data)"
@@ -49,7 +49,7 @@ extension TextClassifier {
         let everything = validation.map { train + $0 } ?? train
         let calibration = validation.flatMap { plan.isEnoughForCalibration($0) ? results.first?.calibration : nil }
         // The chosen SVM's dual variables on the training split, which comes first in `everything`.
-        let final = try plan.fit(chosen, on: everything, calibration: calibration, counts: counts,
+        let final = try plan.fit(chosen, on: everything, calibration: calibration, counted: consume counted,
                                  start: results.first?.dual)
         let seconds = (clock.now - start).seconds
         let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,

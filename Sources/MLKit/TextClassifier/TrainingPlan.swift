@@ -160,12 +160,11 @@ struct TrainingPlan {
     ///
     /// - Parameter followUp: Given the results so far, one more candidate to try after the
     ///   others, if any (``prunedVariant(of:)`` of the chosen one, for `automatic`).
-    /// - Returns: The candidates' results, and the feature counts of `train` followed by
-    ///   `validation` for each counting configuration (by ``FeaturizerConfiguration/unpruned``),
-    ///   which spare the refit counting again.
+    /// - Returns: The candidates' results, and what they counted, which spares the refit on
+    ///   `train` followed by `validation` counting and featurizing again.
     func evaluate(_ candidates: [Candidate], train: [LabeledText], validation: [LabeledText], budget: Double,
                   followUp: ([CandidateResult]) -> Candidate? = { _ in nil })
-        throws -> (results: [CandidateResult], counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics]) {
+        throws -> (results: [CandidateResult], counted: CountedFeatures) {
         let clock = ContinuousClock()
         let start = clock.now
         let known = (train: knownExamples(train), validation: knownExamples(validation))
@@ -252,7 +251,11 @@ struct TrainingPlan {
         if !spent(), let extra = followUp(results) {
             try run(extra, fraction: Double(candidates.count) / Double(candidates.count + 1))
         }
-        return (results, allCounts)
+        var reusable = CountedFeatures(statistics: allCounts)
+        for (configuration, entry) in counted where configuration == configuration.unpruned {
+            reusable.matrices[configuration] = (entry.featurizer, entry.train, entry.validation.rows)
+        }
+        return (results, reusable)
     }
 
     /// Whether held-out examples are enough to trust a calibration fitted on them: at least five
@@ -270,19 +273,31 @@ struct TrainingPlan {
 
     /// Fits the featurizer and the model of `candidate` on `examples`.
     /// - Returns: The featurizer, the model, and the metrics of the model on `examples`.
-    /// - Parameter counts: The feature counts of `examples` from ``evaluate(_:train:validation:budget:followUp:)``, if any.
+    /// - Parameter counted: What ``evaluate(_:train:validation:budget:followUp:)`` counted, when
+    ///   `examples` are its training examples followed by its validation examples; consumed, so
+    ///   that its matrices are freed once they have served.
     /// - Parameter start: For an SVM, the dual variables of the same candidate on the first rows
     ///   of `examples` (the training split, which comes first), to start from.
     func fit(_ candidate: Candidate, on examples: [LabeledText], calibration: LinearModel.ProbabilityMapping?,
-             counts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:], start: [Float]? = nil)
+             counted: consuming CountedFeatures = CountedFeatures(), start: [Float]? = nil)
         throws -> (featurizer: Featurizer, model: ClassifierModel, metrics: ClassificationMetrics) {
         report("refitting \(candidate.label) on \(examples.count) examples", 0.95)
-        // As in `evaluate`: tokenize once into counts, then weight them.
+        // As in `evaluate`: tokenize once into counts, then weight them; the counts come from the
+        // evaluation's where it has them.
         let known = knownExamples(examples)
-        let counting = try Featurizer(fitting: known.map(\.text), configuration: candidate.features.counting,
-                                      recoveringTerms: true, threads: threads,
-                                      counted: counts[candidate.features.counting.unpruned])
-        let countMatrix = counting.matrix(for: known.map(\.text), threads: threads)
+        let texts = known.map(\.text)
+        let unpruned = candidate.features.counting.unpruned
+        let statistics = counted.statistics.removeValue(forKey: unpruned)
+        var reusable = counted.matrices.removeValue(forKey: unpruned)
+        counted = CountedFeatures()
+        let counting = try Featurizer(fitting: texts, configuration: candidate.features.counting,
+                                      recoveringTerms: true, threads: threads, counted: statistics)
+        var reused: SparseMatrix?
+        // Taken out of `reusable`, so that the matrix is renamed in place rather than copied.
+        if let (source, train, validationRows) = reusable.take(), train.rows + validationRows == texts.count {
+            reused = counting.matrix(for: texts, reusing: train, countedBy: source, threads: threads)
+        }
+        let countMatrix = reused ?? counting.matrix(for: texts, threads: threads)
         let featurizer = counting.reweighted(as: candidate.features, trainingCounts: countMatrix)
         let problem = problem(known, matrix: featurizer.weighting(countMatrix))
         defer { report("done", 1) }
@@ -456,6 +471,17 @@ struct TrainingPlan {
         }
         return rule + vocabulary + ":\n" + lines.joined(separator: "\n")
     }
+}
+
+/// What the evaluation of candidates counted in the training texts followed by the validation
+/// texts, which the refit on both together reuses.
+struct CountedFeatures {
+    /// The feature counts of the training texts followed by the validation texts, by unpruned
+    /// counting configuration (``FeaturizerConfiguration/unpruned``).
+    var statistics: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:]
+    /// By unpruned counting configuration: the counting featurizer fitted on the training texts,
+    /// the count matrix of the training texts under it, and the number of validation texts.
+    var matrices: [FeaturizerConfiguration: (featurizer: Featurizer, train: SparseMatrix, validationRows: Int)] = [:]
 }
 
 extension LinearModel {
