@@ -325,6 +325,30 @@ struct FeaturizerFittingTests {
                            countedBy: prunedSource, threads: 2) == nil)
     }
 
+    @Test("Vocabulary keys are packed as a model file stores them: UTF-8, each followed by a NUL byte")
+    func packedKeys() throws {
+        let keys = ["love", "", "do not", "東京", "#<lo"]
+        let packed = PackedStrings(keys)
+        #expect(packed.count == 5 && packed.strings == keys)
+        #expect(packed.bytes == Array("love\0\0do not\0東京\0#<lo\0".utf8))
+        #expect(PackedStrings(packed: packed.bytes) == packed)
+        #expect(PackedStrings(packed: []) == PackedStrings([]))
+        #expect(PackedStrings(packed: Array("love\0do".utf8)) == nil)
+        // Keys found in pieces, out of order, as the threads that recover them find them; one
+        // never found is empty.
+        let first = Array("do notlove".utf8), second = Array("#<lo東京".utf8)
+        let assembled = PackedStrings(count: 5, pieces: [(first, [(2, 0..<6), (0, 6..<10)]),
+                                                         (second, [(4, 0..<4), (3, 4..<10)])])
+        #expect(assembled == packed)
+        // A fitted featurizer's terms, recovered on several threads, are its keys.
+        let texts = (0..<300).map { "w\($0 % 37) 語\($0 % 11) x\($0)" }
+        let featurizer = try Featurizer(fitting: texts, configuration: .init(indexing: .vocabulary(.init())),
+                                        recoveringTerms: true, threads: 3)
+        let terms = try #require(featurizer.vocabularyTerms)
+        #expect(terms.count == featurizer.dimension)
+        for (index, term) in terms.enumerated() { #expect(featurizer.vocabulary?.index(ofHash: FeatureHash.of(term)) == index) }
+    }
+
     @Test("Pruning that leaves nothing is an error that says why")
     func emptyVocabulary() {
         #expect(throws: MLKitError(.invalidDataset, "vocabulary pruning (min count 99) left no features")) {

@@ -24,6 +24,7 @@ struct ModelFileRoundTripTests {
         #expect(loaded.metadata == metadata)
         #expect(loaded.trainingSummary?.algorithm == algorithm)
         #expect(loaded.validationMetrics == trained.validationMetrics)
+        #expect(loaded.featurizer.vocabularyTerms == trained.featurizer.vocabularyTerms)
         for example in data.examples {
             #expect(loaded.predictedLabelHypotheses(for: example.text, maximumCount: 2)
                     == trained.predictedLabelHypotheses(for: example.text, maximumCount: 2))

@@ -175,7 +175,7 @@ extension Featurizer {
     /// Finds the key of each hash in the text where counting first met it (`firstRows`): only
     /// those texts are walked, each key is built once, and the result depends neither on the
     /// thread count nor on which thread finds what.
-    private func recoverKeys(of hashes: [UInt64], firstRows: [Int32], from texts: [String], threads: Int) -> [String] {
+    private func recoverKeys(of hashes: [UInt64], firstRows: [Int32], from texts: [String], threads: Int) -> PackedStrings {
         // The features first met in `row` are wanted[rowStarts[row]..<rowStarts[row + 1]].
         let (rowStarts, wanted) = { () -> ([Int], [(hash: UInt64, index: Int32)]) in
             var rowStarts = [Int](repeating: 0, count: texts.count + 1)
@@ -194,7 +194,9 @@ extension Featurizer {
         let threads = max(1, min(threads, texts.count))
         let parts = Parallel.map(threads, threads: threads) { shares in
             let rows = shares.flatMap { stride(from: $0, to: texts.count, by: threads) }
-            var found: [(index: Int32, key: String)] = []
+            // The keys found, one after another, and which of them is which.
+            var keys: [UInt8] = []
+            var found: [(index: Int32, range: Range<Int>)] = []
             var scratch = FeatureKeyScratch()
             // The row's wanted features in a small open-addressing table, at most a quarter
             // full, so that most keys, not wanted, are turned away by one empty slot.
@@ -217,7 +219,8 @@ extension Featurizer {
                         var slot = Int(truncatingIfNeeded: hash) & mask
                         while table[slot].index >= 0 {
                             if table[slot].hash == hash {
-                                found.append((table[slot].index, String(decoding: key, as: UTF8.self)))
+                                found.append((table[slot].index, keys.count..<(keys.count + key.count)))
+                                keys.append(contentsOf: key)
                                 table[slot].hash = ~hash  // found: never again
                                 remaining -= 1
                                 return remaining > 0
@@ -228,13 +231,9 @@ extension Featurizer {
                     }
                 }
             }
-            return found
+            return (keys, found)
         }
-        var keys = [String](repeating: "", count: hashes.count)
-        for part in parts {
-            for (index, key) in part { keys[Int(index)] = key }
-        }
-        return keys
+        return PackedStrings(count: hashes.count, pieces: parts)
     }
 
     /// A counting featurizer for `configuration`, which prunes the vocabulary of this counting

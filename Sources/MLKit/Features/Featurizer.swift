@@ -25,8 +25,9 @@ public struct Featurizer: Sendable {
         }
     }
 
-    /// The vocabulary's keys by index, or `nil` when features are hashed.
-    public var vocabularyTerms: [String]? { vocabulary?.terms }
+    /// The vocabulary's keys by index, decoded from their packed bytes on each call, or `nil`
+    /// when features are hashed.
+    public var vocabularyTerms: [String]? { vocabulary?.terms?.strings }
 
     /// Creates a featurizer that needs no training data: hashed indexing, without TF-IDF.
     /// - Parameter configuration: The settings.

@@ -16,9 +16,9 @@
 /// A final class, because it is immutable and shared: featurizers and the closures of the
 /// prediction path hold it with one reference count.
 final class Vocabulary: Sendable {
-    /// The keys, by index (`love`, `do not`, `#<lo`); `nil` for a vocabulary fitted only to
-    /// compare candidates, which never goes into a model file.
-    let terms: [String]?
+    /// The keys, by index (`love`, `do not`, `#<lo`), packed as a model file stores them; `nil`
+    /// for a vocabulary fitted only to compare candidates, which never goes into a model file.
+    let terms: PackedStrings?
     /// The hash of each key, by index.
     let hashes: [UInt64]
     /// Open-addressing slots, a power of two of them, at most half full: 0 for an empty slot,
@@ -48,7 +48,7 @@ final class Vocabulary: Sendable {
     }
 
     /// Creates a vocabulary from keys and their hashes, in index order.
-    init(terms: [String]?, hashes: [UInt64]) {
+    init(terms: PackedStrings?, hashes: [UInt64]) {
         precondition(terms == nil || terms!.count == hashes.count)
         self.terms = terms
         self.hashes = hashes
@@ -77,7 +77,7 @@ final class Vocabulary: Sendable {
 
     /// Creates a vocabulary from keys, hashing each.
     convenience init(terms: [String]) {
-        self.init(terms: terms, hashes: terms.map(FeatureHash.of))
+        self.init(terms: PackedStrings(terms), hashes: terms.map(FeatureHash.of))
     }
 
     /// The number of keys.
