@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Build `wordnet-lexnames`: WordNet 3.0 glosses labelled with the lexicographer
+file of their synset (noun.animal, noun.artifact, verb.motion, adj.all, ...).
+
+Source: Debian's package `wordnet-base` (Princeton WordNet 3.0, installed with
+apt-get when missing and running as root).  Its four data files
+(`/usr/share/wordnet/data.{noun,verb,adj,adv}`) hold one synset per line:
+offset, lexicographer file number, part of speech, words, pointers, then
+`| ` and the gloss (a definition, often followed by quoted examples).  The
+file numbers are named in lexnames(5WN); the names are listed below.
+
+Text: the gloss, as written (definition and examples); the synset's own words
+are left out, so the task is to tell a definition's semantic field.  Label:
+the lexicographer file's name.  Order: by the synset's first word, then part
+of speech and offset, as debian-sections is by package name.  The data files
+group synsets by lexicographer file, and a file in that order would hand the
+online learners (fastText, Vowpal Wabbit) one label after another.
+
+Cleaning, in this order:
+  * exact duplicate glosses: kept once if all copies share a file, dropped
+    altogether if they occur in different files (`_common.dedupe`);
+  * files with fewer than MIN_PER_LABEL glosses are dropped (noun.Tops,
+    noun.motive, adj.ppl and verb.weather);
+  * each file is capped at CAP_PER_LABEL glosses, chosen with
+    random.Random(42).sample and kept in that order.
+
+Run from the repo root:  python3 datasets/build_wordnet_lexnames.py
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import SEED, dedupe, write_dataset  # noqa: E402
+from _fortunes import ensure_packages  # noqa: E402
+
+NAME = "wordnet-lexnames"
+PACKAGE = "wordnet-base"
+DATA_DIR = Path("/usr/share/wordnet")
+PARTS_OF_SPEECH = ("noun", "verb", "adj", "adv")
+MIN_PER_LABEL = 200
+CAP_PER_LABEL = 1500
+
+# lexnames(5WN): the lexicographer files, by number.
+LEXNAMES = [
+    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal",
+    "noun.artifact", "noun.attribute", "noun.body", "noun.cognition",
+    "noun.communication", "noun.event", "noun.feeling", "noun.food", "noun.group",
+    "noun.location", "noun.motive", "noun.object", "noun.person",
+    "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
+    "noun.quantity", "noun.relation", "noun.shape", "noun.state",
+    "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition",
+    "verb.communication", "verb.competition", "verb.consumption", "verb.contact",
+    "verb.creation", "verb.emotion", "verb.motion", "verb.perception",
+    "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl",
+]
+
+
+def synsets(path: Path):
+    """(first word, offset, lexicographer file number, gloss) of each synset
+    line of a data file."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("  "):          # the licence header
+                continue
+            head, sep, gloss = line.partition(" | ")
+            if not sep:
+                continue
+            fields = head.split(" ", 5)
+            yield fields[4].lower(), int(fields[0]), int(fields[1]), " ".join(gloss.split())
+
+
+def main() -> None:
+    version = ensure_packages([PACKAGE])[PACKAGE]
+    print(f"using {PACKAGE} {version}")
+    records = []
+    for pos in PARTS_OF_SPEECH:
+        for word, offset, number, gloss in synsets(DATA_DIR / f"data.{pos}"):
+            if gloss:
+                records.append({"key": (word, pos, offset), "text": gloss, "label": LEXNAMES[number]})
+    records.sort(key=lambda r: r["key"])
+    print(f"read {len(records)} glosses")
+
+    records, same, conflict = dedupe(records)
+    print(f"duplicates: {same} same-file copies removed, "
+          f"{conflict} examples with conflicting files removed")
+
+    counts = Counter(r["label"] for r in records)
+    small = sorted(label for label, n in counts.items() if n < MIN_PER_LABEL)
+    print(f"left out (< {MIN_PER_LABEL} glosses): " +
+          ", ".join(f"{label} ({counts[label]})" for label in small))
+    records = [r for r in records if r["label"] not in small]
+
+    keep: set[int] = set()
+    by_label: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        by_label.setdefault(r["label"], []).append(i)
+    for label in sorted(by_label):
+        idx = by_label[label]
+        if len(idx) > CAP_PER_LABEL:
+            print(f"{label}: {len(idx)} usable, keeping {CAP_PER_LABEL}")
+            idx = random.Random(SEED).sample(idx, CAP_PER_LABEL)
+        keep.update(idx)
+    records = [{"text": r["text"], "label": r["label"]}
+               for i, r in enumerate(records) if i in keep]
+    lengths = sorted(len(r["text"]) for r in records)
+    print(f"text length in characters: median {lengths[len(lengths) // 2]}, "
+          f"mean {sum(lengths) / len(lengths):.0f}, max {lengths[-1]}")
+    write_dataset(NAME, records)
+
+
+if __name__ == "__main__":
+    main()
