@@ -102,6 +102,39 @@ def dedupe(records: list[dict]) -> tuple[list[dict], int, int]:
     return out, same, conflict
 
 
+def balance_labels(records: list[dict], min_per_label: int, cap_per_label: int,
+                   noun: str) -> list[dict]:
+    """Drop the labels with fewer than `min_per_label` examples and cap the others.
+
+    A label over the cap keeps `cap_per_label` examples chosen with
+    random.Random(SEED).sample, in their order in `records`.  Prints what it
+    drops and caps (`noun` names the examples: "descriptions", "glosses") and
+    the text lengths; returns the records as {"text", "label"} only.
+    """
+    counts = Counter(r["label"] for r in records)
+    small = sorted(label for label, n in counts.items() if n < min_per_label)
+    print(f"left out (< {min_per_label} {noun}): " +
+          ", ".join(f"{label} ({counts[label]})" for label in small))
+    records = [r for r in records if r["label"] not in small]
+
+    keep: set[int] = set()
+    by_label: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        by_label.setdefault(r["label"], []).append(i)
+    for label in sorted(by_label):
+        idx = by_label[label]
+        if len(idx) > cap_per_label:
+            print(f"{label}: {len(idx)} usable, keeping {cap_per_label}")
+            idx = random.Random(SEED).sample(idx, cap_per_label)
+        keep.update(idx)
+    records = [{"text": r["text"], "label": r["label"]}
+               for i, r in enumerate(records) if i in keep]
+    lengths = sorted(len(r["text"]) for r in records)
+    print(f"text length in characters: median {lengths[len(lengths) // 2]}, "
+          f"mean {sum(lengths) / len(lengths):.0f}, max {lengths[-1]}")
+    return records
+
+
 def write_dataset(name: str, records: list[dict], out_dir: Path = OUT_DIR) -> dict:
     """Write <name>.json, <name>.train.json and <name>.test.json; print a summary."""
     train, test = stratified_split(records)

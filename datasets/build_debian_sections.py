@@ -36,16 +36,14 @@ Run from the repo root:  python3 datasets/build_debian_sections.py
 from __future__ import annotations
 
 import os
-import random
 import re
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import SEED, dedupe, write_dataset  # noqa: E402
+from _common import balance_labels, dedupe, write_dataset  # noqa: E402
 
 NAME = "debian-sections"
 MIN_CHARS = 40
@@ -175,27 +173,7 @@ def main() -> None:
     print(f"duplicates: {same} same-section copies removed, "
           f"{conflict} examples with conflicting sections removed")
 
-    counts = Counter(r["label"] for r in records)
-    small = sorted(label for label, n in counts.items() if n < MIN_PER_LABEL)
-    print(f"left out (< {MIN_PER_LABEL} descriptions): " +
-          ", ".join(f"{label} ({counts[label]})" for label in small))
-    records = [r for r in records if r["label"] not in small]
-
-    keep: set[int] = set()
-    by_label: dict[str, list[int]] = {}
-    for i, r in enumerate(records):
-        by_label.setdefault(r["label"], []).append(i)
-    for label in sorted(by_label):
-        idx = by_label[label]
-        if len(idx) > CAP_PER_LABEL:
-            print(f"{label}: {len(idx)} usable, keeping {CAP_PER_LABEL}")
-            idx = random.Random(SEED).sample(idx, CAP_PER_LABEL)
-        keep.update(idx)
-    records = [{"text": r["text"], "label": r["label"]}
-               for i, r in enumerate(records) if i in keep]
-    lengths = sorted(len(r["text"]) for r in records)
-    print(f"text length in characters: median {lengths[len(lengths) // 2]}, "
-          f"mean {sum(lengths) / len(lengths):.0f}, max {lengths[-1]}")
+    records = balance_labels(records, MIN_PER_LABEL, CAP_PER_LABEL, "descriptions")
     write_dataset(NAME, records)
 
 
