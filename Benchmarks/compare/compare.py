@@ -57,6 +57,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -87,14 +88,16 @@ METHODS = {
     "fasttext-default":
         "fasttext.train_supervised defaults (lr=0.1, dim=100, epoch=5, "
         "wordNgrams=1, loss=softmax, minCount=1) with thread=2; text lowercased, "
-        "whitespace-tokenised by fastText",
+        "whitespace-tokenised by fastText; training examples shuffled (seed 42)",
     "fasttext-tuned":
         "fasttext.train_supervised(epoch=25, lr=1.0, wordNgrams=2, thread=2), "
-        "other defaults (dim=100, bucket=2000000); text lowercased",
+        "other defaults (dim=100, bucket=2000000); text lowercased; training "
+        "examples shuffled (seed 42)",
     "vw-oaa":
         "vowpalwabbit: --oaa K --ngram 2 -b 24 --passes 5 -c -k "
         "--loss_function logistic (VW's default 1-in-10 holdout for passes); "
-        "features = lowercased whitespace tokens, '|' and ':' replaced",
+        "features = lowercased whitespace tokens, '|' and ':' replaced; training "
+        "examples shuffled (seed 42)",
 }
 LOGREG_MAX_ITER = 1000
 PASSES = 3          # passes over the test set per child (--predict-passes)
@@ -232,13 +235,28 @@ def work_sklearn(method, train, test, work, calls, quantize):
                 model_bytes=file_bytes(path), pred=[str(p) for p in pred], notes=notes)
 
 
+def shuffled(xtr, ytr):
+    """The training examples in a random order (seed 42), for the online learners.
+
+    fastText and Vowpal Wabbit learn by SGD in the order of their input file,
+    and fastText's docs advise shuffling it. Some datasets keep their source's
+    order, one label after another (fortunes-topic, fortunes-language), and in
+    that order the online learners scored up to 0.3 lower. The batch learners
+    (scikit-learn, mlkit) read the examples as they are.
+    """
+    order = list(range(len(xtr)))
+    random.Random(42).shuffle(order)
+    return [xtr[i] for i in order], [ytr[i] for i in order]
+
+
 def train_fasttext(xtr, ytr, work: Path, params: dict):
-    """Write fastText's training file into `work` and train on it; returns (model, its path)."""
+    """Write fastText's training file into `work`, the examples shuffled, and train on it;
+    returns (model, its path)."""
     import fasttext
 
     train_file = work / "train.txt"
     with open(train_file, "w", encoding="utf-8") as f:
-        for text, label in zip(xtr, ytr):
+        for text, label in zip(*shuffled(xtr, ytr)):
             f.write(f"__label__{label} {fasttext_clean(text)}\n")
     return fasttext.train_supervised(input=str(train_file), **params), train_file
 
@@ -299,7 +317,7 @@ def work_vw(method, train, test, work, calls, quantize):
     t0 = time.perf_counter()
     train_file = work / "train.vw"
     with open(train_file, "w", encoding="utf-8") as f:
-        for text, label in zip(xtr, ytr):
+        for text, label in zip(*shuffled(xtr, ytr)):
             f.write(f"{index[label]} | {vw_features(text)}\n")
     ws = vowpalwabbit.Workspace(f"{args} -d {train_file} --cache_file {cache_path} "
                                 f"-f {model_path}")
