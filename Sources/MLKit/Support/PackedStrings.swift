@@ -27,10 +27,11 @@ struct PackedStrings: Sendable, Equatable {
         count = bytes.withUnsafeBufferPointer { bytes in bytes.reduce(0) { $0 + ($1 == 0 ? 1 : 0) } }
     }
 
-    /// Packs strings given as byte ranges of `pieces`, placing string `i` from `ranges[i]`.
+    /// Packs strings given as byte ranges of blocks, in any order: each piece is a block of
+    /// bytes and the index and range of each string it holds.
     /// - Parameters:
-    ///   - count: The number of strings; one that no range names is empty.
-    ///   - pieces: Blocks of bytes, with the strings found in each, by index.
+    ///   - count: The number of strings; one whose index no piece names is empty.
+    ///   - pieces: Blocks of bytes, with the strings found in each; no index may repeat.
     init(count: Int, pieces: [(bytes: [UInt8], strings: [(index: Int32, range: Range<Int>)])]) {
         var offsets = [Int](repeating: 0, count: count + 1)
         for piece in pieces {
