@@ -135,6 +135,21 @@ def balance_labels(records: list[dict], min_per_label: int, cap_per_label: int,
     return records
 
 
+def clean_and_write(name: str, records: list[dict], *, group: str, noun: str,
+                    min_per_label: int, cap_per_label: int) -> None:
+    """Remove duplicates, drop rare labels, cap the others, and write the dataset.
+
+    The steps of the builders whose labels are many and uneven (debian-sections,
+    wordnet-lexnames): `dedupe`, then `balance_labels`, then `write_dataset`.
+    `group` names a label in the duplicates line ("section": "same-section
+    copies"), `noun` the examples ("descriptions").
+    """
+    records, same, conflict = dedupe(records)
+    print(f"duplicates: {same} same-{group} copies removed, "
+          f"{conflict} examples with conflicting {group}s removed")
+    write_dataset(name, balance_labels(records, min_per_label, cap_per_label, noun))
+
+
 def write_dataset(name: str, records: list[dict], out_dir: Path = OUT_DIR) -> dict:
     """Write <name>.json, <name>.train.json and <name>.test.json; print a summary."""
     train, test = stratified_split(records)

@@ -43,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import balance_labels, dedupe, write_dataset  # noqa: E402
+from _common import clean_and_write  # noqa: E402
 
 NAME = "debian-sections"
 MIN_CHARS = 40
@@ -169,12 +169,8 @@ def main() -> None:
           f"Translation-en entry, {short} with a long description under "
           f"{MIN_CHARS} characters, {len(records)} kept")
 
-    records, same, conflict = dedupe(records)
-    print(f"duplicates: {same} same-section copies removed, "
-          f"{conflict} examples with conflicting sections removed")
-
-    records = balance_labels(records, MIN_PER_LABEL, CAP_PER_LABEL, "descriptions")
-    write_dataset(NAME, records)
+    clean_and_write(NAME, records, group="section", noun="descriptions",
+                    min_per_label=MIN_PER_LABEL, cap_per_label=CAP_PER_LABEL)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import balance_labels, dedupe, write_dataset  # noqa: E402
+from _common import clean_and_write  # noqa: E402
 from _fortunes import ensure_packages  # noqa: E402
 
 NAME = "wordnet-lexnames"
@@ -84,12 +84,8 @@ def main() -> None:
     records.sort(key=lambda r: r["key"])
     print(f"read {len(records)} glosses")
 
-    records, same, conflict = dedupe(records)
-    print(f"duplicates: {same} same-file copies removed, "
-          f"{conflict} examples with conflicting files removed")
-
-    records = balance_labels(records, MIN_PER_LABEL, CAP_PER_LABEL, "glosses")
-    write_dataset(NAME, records)
+    clean_and_write(NAME, records, group="file", noun="glosses",
+                    min_per_label=MIN_PER_LABEL, cap_per_label=CAP_PER_LABEL)
 
 
 if __name__ == "__main__":
