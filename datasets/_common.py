@@ -23,6 +23,8 @@ CACHE_DIR = DATASETS_DIR / "cache"
 
 SEED = 42
 TEST_FRACTION = 0.2
+# The labels that balance_labels names when it drops more.
+SHOWN_LABELS = 20
 
 
 def write_json_atomic(path: Path, records: list[dict]) -> None:
@@ -108,13 +110,16 @@ def balance_labels(records: list[dict], min_per_label: int, cap_per_label: int,
 
     A label over the cap keeps `cap_per_label` examples chosen with
     random.Random(SEED).sample, in their order in `records`.  Prints what it
-    drops and caps (`noun` names the examples: "descriptions", "glosses") and
-    the text lengths; returns the records as {"text", "label"} only.
+    drops (the first SHOWN_LABELS by name) and caps (`noun` names the
+    examples: "descriptions", "glosses") and the text lengths; returns the records as {"text", "label"} only.
     """
     counts = Counter(r["label"] for r in records)
     small = sorted(label for label, n in counts.items() if n < min_per_label)
-    print(f"left out (< {min_per_label} {noun}): " +
-          ", ".join(f"{label} ({counts[label]})" for label in small))
+    shown = ", ".join(f"{label} ({counts[label]})" for label in small[:SHOWN_LABELS])
+    more = len(small) - SHOWN_LABELS
+    if more > 0:
+        shown += f" and {more} more labels ({sum(counts[label] for label in small)} {noun} in all)"
+    print(f"left out (< {min_per_label} {noun}): " + shown)
     records = [r for r in records if r["label"] not in small]
 
     keep: set[int] = set()

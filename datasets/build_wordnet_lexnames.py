@@ -4,10 +4,11 @@ file of their synset (noun.animal, noun.artifact, verb.motion, adj.all, ...).
 
 Source: Debian's package `wordnet-base` (Princeton WordNet 3.0, installed with
 apt-get when missing and running as root).  Its four data files
-(`/usr/share/wordnet/data.{noun,verb,adj,adv}`) hold one synset per line:
-offset, lexicographer file number, part of speech, words, pointers, then
-`| ` and the gloss (a definition, often followed by quoted examples).  The
-file numbers are named in lexnames(5WN); the names are listed below.
+(`/usr/share/wordnet/data.{noun,verb,adj,adv}`, read by `_wordnet.py`) hold
+one synset per line: offset, lexicographer file number, part of speech,
+words, pointers, then `| ` and the gloss (a definition, often followed by
+quoted examples).  The file numbers are named in lexnames(5WN); the names are
+listed below.
 
 Text: the gloss, as written (definition and examples); the synset's own words
 are left out, so the task is to tell a definition's semantic field.  Label:
@@ -36,10 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import clean_and_write  # noqa: E402
 from _fortunes import ensure_packages  # noqa: E402
+from _wordnet import PACKAGE, synsets  # noqa: E402
 
 NAME = "wordnet-lexnames"
-PACKAGE = "wordnet-base"
-DATA_DIR = Path("/usr/share/wordnet")
 PARTS_OF_SPEECH = ("noun", "verb", "adj", "adv")
 MIN_PER_LABEL = 200
 CAP_PER_LABEL = 1500
@@ -59,28 +59,15 @@ LEXNAMES = [
 ]
 
 
-def synsets(path: Path):
-    """(first word, offset, lexicographer file number, gloss) of each synset
-    line of a data file."""
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("  "):          # the licence header
-                continue
-            head, sep, gloss = line.partition(" | ")
-            if not sep:
-                continue
-            fields = head.split(" ", 5)
-            yield fields[4].lower(), int(fields[0]), int(fields[1]), " ".join(gloss.split())
-
-
 def main() -> None:
     version = ensure_packages([PACKAGE])[PACKAGE]
     print(f"using {PACKAGE} {version}")
     records = []
     for pos in PARTS_OF_SPEECH:
-        for word, offset, number, gloss in synsets(DATA_DIR / f"data.{pos}"):
-            if gloss:
-                records.append({"key": (word, pos, offset), "text": gloss, "label": LEXNAMES[number]})
+        for synset in synsets(pos):
+            if synset.gloss:
+                records.append({"key": (synset.words[0].lower(), pos, synset.offset), "text": synset.gloss,
+                                "label": LEXNAMES[synset.lexfile]})
     records.sort(key=lambda r: r["key"])
     print(f"read {len(records)} glosses")
 
