@@ -48,6 +48,24 @@ struct ModelFileRoundTripTests {
         guard case .linear(let restored) = loaded.model else { Issue.record("not linear"); return }
         #expect(restored == model)
     }
+
+    @Test("A written file holds the sections that modelFileData lays out in memory",
+          arguments: [TextClassifierParameters.Algorithm.linearSVM, .embedding])
+    func streamedWrite(algorithm: TextClassifierParameters.Algorithm) throws {
+        let trained = try TextClassifier(trainingData: try Reference.headlines(), parameters: .init(algorithm: algorithm))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("headlines.mlkit")
+        try trained.write(to: url)
+        // The header holds the time of writing, so only the sections can be compared byte for byte.
+        let written = try ModelContainer.decode(Data(contentsOf: url), file: url.path, knownSections: ModelFileSection.all)
+        let inMemory = try ModelContainer.decode(trained.modelFileData(), file: nil, knownSections: ModelFileSection.all)
+        #expect(written.sections.count == inMemory.sections.count)
+        for (name, section) in inMemory.sections {
+            #expect(written.sections[name]?.bytes == section.bytes, "section \(name)")
+        }
+    }
 }
 
 @Suite("Golden model files keep loading")

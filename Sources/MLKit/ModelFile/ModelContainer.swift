@@ -50,37 +50,71 @@ struct ModelContainer {
 
     // MARK: Writing
 
-    /// Lays out a file: prefix, section table, header, aligned sections, footer.
-    static func encode(header: Data, sections: [Section], version: UInt32 = currentVersion) -> Data {
+    /// A section to write: its bytes are handed out in pieces, from the arrays that hold them,
+    /// rather than copied into one block first.
+    struct OutputSection {
+        let name: String
+        let type: ElementType
+        /// The number of bytes.
+        let count: Int
+        /// Hands the bytes, in order, to `emit`.
+        let write: (_ emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    }
+
+    /// Lays out a file in memory: prefix, section table, header, aligned sections, footer.
+    static func encode(header: Data, sections: [OutputSection], version: UInt32 = currentVersion) -> Data {
         var data = Data()
-        data.append(contentsOf: magic)
-        appendInteger(version, to: &data)
-        appendInteger(UInt32(sections.count), to: &data)
-        appendInteger(UInt64(header.count), to: &data)
-        let tableStart = data.count
-        data.append(Data(count: sections.count * sectionEntrySize))
-        data.append(header)
-        var entries: [(offset: Int, length: Int)] = []
-        for section in sections {
-            data.append(Data(count: padding(for: data.count)))
-            entries.append((data.count, section.bytes.count))
-            data.append(section.bytes)
+        // Nothing here throws: `emit` only appends.
+        try! write(header: header, sections: sections, version: version) { data.append(contentsOf: $0) }
+        return data
+    }
+
+    /// Lays out a file, handing its bytes to `emit` in order: prefix, section table, header,
+    /// aligned sections, then the footer with the length and the CRC-32 of all that precedes.
+    /// The table is written first, so each section's offset follows from the lengths.
+    static func write(header: Data, sections: [OutputSection], version: UInt32 = currentVersion,
+                      to emit: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var crc: UInt32 = 0
+        var written = 0
+        func put(_ bytes: UnsafeRawBufferPointer) throws {
+            crc = CRC32.checksum(bytes, continuing: crc)
+            written += bytes.count
+            try emit(bytes)
         }
-        for (index, section) in sections.enumerated() {
+        func put(_ data: Data) throws { try data.withUnsafeBytes { try put($0) } }
+        var prefix = Data(magic)
+        appendInteger(version, to: &prefix)
+        appendInteger(UInt32(sections.count), to: &prefix)
+        appendInteger(UInt64(header.count), to: &prefix)
+        var offset = prefix.count + sections.count * sectionEntrySize + header.count
+        var table = Data()
+        for section in sections {
+            offset += padding(for: offset)
             var entry = Data(section.name.utf8.prefix(sectionNameSize))
             entry.append(Data(count: sectionNameSize - entry.count))
             appendInteger(section.type.rawValue, to: &entry)
             appendInteger(UInt32(0), to: &entry)
-            appendInteger(UInt64(entries[index].offset), to: &entry)
-            appendInteger(UInt64(entries[index].length), to: &entry)
-            let start = tableStart + index * sectionEntrySize
-            data.replaceSubrange(start..<(start + sectionEntrySize), with: entry)
+            appendInteger(UInt64(offset), to: &entry)
+            appendInteger(UInt64(section.count), to: &entry)
+            table.append(entry)
+            offset += section.count
         }
-        appendInteger(UInt64(data.count + footerSize), to: &data)
-        let crc = data.withUnsafeBytes { CRC32.checksum($0) }
-        appendInteger(crc, to: &data)
-        data.append(contentsOf: footerMagic)
-        return data
+        try put(prefix)
+        try put(table)
+        try put(header)
+        for section in sections {
+            try put(Data(count: padding(for: written)))
+            let start = written
+            try section.write { try put($0) }
+            precondition(written - start == section.count, "section '\(section.name)' wrote another length than it announced")
+        }
+        var footer = Data()
+        appendInteger(UInt64(written + footerSize), to: &footer)
+        try put(footer)
+        var end = Data()
+        appendInteger(crc, to: &end)
+        end.append(contentsOf: footerMagic)
+        try end.withUnsafeBytes { try emit($0) }
     }
 
     private static func padding(for offset: Int) -> Int { (alignment - offset % alignment) % alignment }
@@ -220,20 +254,34 @@ struct ModelContainer {
 
     // MARK: Section builders
 
-    static func section(_ name: String, floats: [Float]) -> Section {
-        Section(name: name, type: .float32, bytes: littleEndianBytes(floats.map(\.bitPattern)))
+    static func section(_ name: String, floats: [Float]) -> OutputSection {
+        section(name, .float32, floats) { Float(bitPattern: $0.bitPattern.littleEndian) }
     }
 
-    static func section(_ name: String, uint64s: [UInt64]) -> Section {
-        Section(name: name, type: .uint64, bytes: littleEndianBytes(uint64s))
+    static func section(_ name: String, uint64s: [UInt64]) -> OutputSection {
+        section(name, .uint64, uint64s) { $0.littleEndian }
     }
 
-    static func section(_ name: String, strings: PackedStrings) -> Section {
-        Section(name: name, type: .utf8, bytes: Data(strings.bytes))
+    static func section(_ name: String, strings: PackedStrings) -> OutputSection {
+        let bytes = strings.bytes
+        return OutputSection(name: name, type: .utf8, count: bytes.count) { emit in
+            try bytes.withUnsafeBytes { try emit($0) }
+        }
     }
 
-    /// The values' bytes, least significant first, copied in one block.
-    private static func littleEndianBytes<T: FixedWidthInteger>(_ values: [T]) -> Data {
-        values.map(\.littleEndian).withUnsafeBytes { Data($0) }
+    /// A section of `values`, least significant byte first: on a little-endian machine the
+    /// array's own memory, else converted a block at a time with `littleEndian`.
+    static func section<T>(_ name: String, _ type: ElementType, _ values: [T],
+                           littleEndian: @escaping (T) -> T) -> OutputSection {
+        OutputSection(name: name, type: type, count: values.count * MemoryLayout<T>.stride) { emit in
+            #if _endian(little)
+            try values.withUnsafeBytes { try emit($0) }
+            #else
+            let block = 1 << 16
+            for start in stride(from: 0, to: values.count, by: block) {
+                try values[start..<min(values.count, start + block)].map(littleEndian).withUnsafeBytes { try emit($0) }
+            }
+            #endif
+        }
     }
 }

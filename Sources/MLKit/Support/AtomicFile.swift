@@ -11,9 +11,21 @@ private let systemWrite = Darwin.write
 /// file in the same folder, are flushed to disk, and the file is renamed over the target.
 /// `package`, so that the modules on top of the core (key files, encrypted models) write the same way.
 package enum AtomicFile {
+    /// The size of the blocks that small pieces are gathered into.
+    private static let blockSize = 1 << 20
+
     /// Writes `data` to `url` atomically.
     /// - Throws: ``MLKitError`` with code `io`, naming the file.
     package static func write(_ data: Data, to url: URL, permissions: Int = 0o644) throws {
+        try write(to: url, permissions: permissions) { emit in try data.withUnsafeBytes { try emit($0) } }
+    }
+
+    /// Writes the bytes that `produce` hands to its argument, piece after piece, to `url`
+    /// atomically, so that a large file need not be assembled in memory first.
+    /// - Throws: ``MLKitError`` with code `io`, naming the file; or what `produce` throws, in
+    ///   which case nothing is written.
+    package static func write(to url: URL, permissions: Int = 0o644,
+                              _ produce: (_ emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         let target = url.path
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp").path
@@ -26,17 +38,33 @@ package enum AtomicFile {
         defer {
             if !succeeded { unlink(temporary) }
         }
-        let wrote = data.withUnsafeBytes { bytes -> Bool in
+        func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
             var offset = 0
             while offset < bytes.count {
                 let count = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                 if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
+                guard count > 0 else { throw failure("writing failed") }
                 offset += count
             }
-            return true
         }
-        guard wrote, fsync(descriptor) == 0 else {
+        // Small pieces (a model's weight rows, one by one) are gathered into blocks, so that
+        // they do not cost a system call each; large ones are written as they are.
+        var pending: [UInt8] = []
+        pending.reserveCapacity(Self.blockSize)
+        do {
+            try produce { bytes in
+                if pending.count + bytes.count > Self.blockSize {
+                    try pending.withUnsafeBytes { try writeAll($0) }
+                    pending.removeAll(keepingCapacity: true)
+                }
+                if bytes.count >= Self.blockSize { try writeAll(bytes) } else { pending.append(contentsOf: bytes) }
+            }
+            try pending.withUnsafeBytes { try writeAll($0) }
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        guard fsync(descriptor) == 0 else {
             close(descriptor)
             throw failure("writing failed")
         }

@@ -91,19 +91,27 @@ extension TextClassifier {
     ///   - metadata: Metadata to store instead of the classifier's own.
     /// - Throws: ``MLKitError`` with code `io`, naming the file.
     public func write(to url: URL, metadata: ModelMetadata? = nil) throws {
-        try AtomicFile.write(modelFileData(metadata: metadata), to: url)
+        // Streamed from the model's arrays: a large model is not copied into one block first.
+        let (header, sections) = modelFileContents(metadata: metadata)
+        try AtomicFile.write(to: url) { emit in try ModelContainer.write(header: header, sections: sections, to: emit) }
     }
 
     /// The bytes of the model file.
     /// - Parameter metadata: Metadata to store instead of the classifier's own.
     /// - Returns: A complete model file in the current format version.
     public func modelFileData(metadata: ModelMetadata? = nil) -> Data {
+        let (header, sections) = modelFileContents(metadata: metadata)
+        return ModelContainer.encode(header: header, sections: sections)
+    }
+
+    /// The JSON header and the sections of the model file.
+    private func modelFileContents(metadata: ModelMetadata?) -> (header: Data, sections: [ModelContainer.OutputSection]) {
         var header = ModelFileHeader(
             kind: "linear", labels: labels, featurizer: featurizer.configuration, features: featurizer.dimension,
             classes: labels.count, dimension: nil, probability: .softmax(temperature: 1),
             metadata: metadata ?? self.metadata, created: Date(), mlkitVersion: MLKitVersion.current,
             training: trainingSummary, trainingMetrics: trainingMetrics, validationMetrics: validationMetrics)
-        var sections: [ModelContainer.Section] = []
+        var sections: [ModelContainer.OutputSection] = []
         if let vocabulary = featurizer.vocabulary {
             sections.append(ModelContainer.section(ModelFileSection.vocabularyHashes, uint64s: vocabulary.hashes))
             guard let terms = vocabulary.terms else { preconditionFailure("a classifier's vocabulary always has its terms") }
@@ -115,9 +123,7 @@ extension TextClassifier {
         switch model {
         case .linear(let linear):
             header.probability = linear.probability
-            let (rows, weights) = Self.nonzeroRows(of: linear)
-            if let rows { sections.append(ModelContainer.section(ModelFileSection.weightRows, uint64s: rows)) }
-            sections.append(ModelContainer.section(ModelFileSection.weights, floats: weights))
+            sections += Self.weightSections(of: linear)
             sections.append(ModelContainer.section(ModelFileSection.bias, floats: linear.bias))
         case .embedding(let embedding):
             header.kind = "embedding"
@@ -128,22 +134,31 @@ extension TextClassifier {
             sections.append(ModelContainer.section(ModelFileSection.embeddingOutput, floats: embedding.output))
             sections.append(ModelContainer.section(ModelFileSection.embeddingBias, floats: embedding.bias))
         }
-        return ModelContainer.encode(header: Self.encoder.encodeHeader(header), sections: sections)
+        return (Self.encoder.encodeHeader(header), sections)
     }
 
-    /// The rows of the weight matrix that are not all zero (`nil` when every row is stored).
-    private static func nonzeroRows(of model: LinearModel) -> (rows: [UInt64]?, weights: [Float]) {
+    /// The weight matrix's sections: only its rows that are not all zero, listed in a rows
+    /// section before them, when some are all zero; else the whole matrix. The rows are written
+    /// from the model's own array.
+    private static func weightSections(of model: LinearModel) -> [ModelContainer.OutputSection] {
         let classes = model.classes
-        var rows: [UInt64] = []
-        var weights: [Float] = []
-        for row in 0..<model.features {
-            let slice = model.weights[(row * classes)..<((row + 1) * classes)]
-            guard slice.contains(where: { $0 != 0 }) else { continue }
-            rows.append(UInt64(row))
-            weights.append(contentsOf: slice)
+        let weights = model.weights
+        let rows = (0..<model.features).filter { row in
+            weights[(row * classes)..<((row + 1) * classes)].contains { $0 != 0 }
         }
-        if rows.count == model.features { return (nil, model.weights) }
-        return (rows, weights)
+        guard rows.count < model.features else { return [ModelContainer.section(ModelFileSection.weights, floats: weights)] }
+        let kept = ModelContainer.OutputSection(name: ModelFileSection.weights, type: .float32,
+                                                count: rows.count * classes * MemoryLayout<Float>.stride) { emit in
+            for row in rows {
+                let slice = weights[(row * classes)..<((row + 1) * classes)]
+                #if _endian(little)
+                try slice.withUnsafeBytes { try emit($0) }
+                #else
+                try slice.map { Float(bitPattern: $0.bitPattern.littleEndian) }.withUnsafeBytes { try emit($0) }
+                #endif
+            }
+        }
+        return [ModelContainer.section(ModelFileSection.weightRows, uint64s: rows.map { UInt64($0) }), kept]
     }
 
     private static func decode(_ container: ModelContainer) throws -> TextClassifier {
