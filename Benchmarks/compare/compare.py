@@ -69,7 +69,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
 ALL_DATASETS = ["vader-sentiment", "vader-sentiment-3", "fortunes-topic",
-                "fortunes-language", "debian-sections", "wordnet-lexnames"]
+                "fortunes-language", "debian-sections", "wordnet-lexnames", "wordnet-hypernyms"]
 QUICK_DATASETS = ["vader-sentiment"]
 
 # method name -> short description (written into the result file)

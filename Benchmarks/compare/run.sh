@@ -28,7 +28,7 @@ PY="$VENV/bin/python"
 STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
 RESULTS="$HERE/results"
 OUT="$RESULTS/compare-$STAMP.json"
-DATASETS=(vader-sentiment vader-sentiment-3 fortunes-topic fortunes-language debian-sections wordnet-lexnames)
+DATASETS=(vader-sentiment vader-sentiment-3 fortunes-topic fortunes-language debian-sections wordnet-lexnames wordnet-hypernyms)
 BIN="$REPO/.build/release"
 
 log() { printf '\n== %s (%s, load %s)\n' "$*" "$(date -u +%H:%M:%S)" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
