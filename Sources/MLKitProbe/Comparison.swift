@@ -105,13 +105,16 @@ func monotonicSeconds() -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
 }
 
-/// The best wall time of up to `passes` runs of `body`, and its last result. As compare.py does
-/// for the peers, no further run starts once the runs add up to 5 s.
+/// The best wall time of up to `passes` runs of `body`, and its last result (the earlier ones are
+/// released before the next run). As compare.py does for the peers, no further run starts once
+/// the runs add up to 5 s.
 private func bestTime<T>(_ passes: Int, _ body: () throws -> T) rethrows -> (seconds: Double, result: T) {
     var best = Double.infinity
     var total = 0.0
     var result: T?
     for _ in 0..<max(1, passes) {
+        // The last result is released first, untimed, so that two never coexist.
+        result = nil
         let start = monotonicSeconds()
         result = try body()
         let elapsed = monotonicSeconds() - start
@@ -131,11 +134,16 @@ private func compare(train: URL, test: URL, algorithm: TextClassifierParameters.
     let testTexts = try reader.read(contentsOf: test).examples.map(\.text)
 
     let parameters = algorithm.map { TextClassifierParameters(algorithm: $0) } ?? TextClassifierParameters()
-    let start = monotonicSeconds()
-    let trained = try TextClassifier(trainingData: trainingData, parameters: parameters)
-    let trainSeconds = monotonicSeconds() - start
-
-    try trained.write(to: model)
+    // The trained classifier is released once written: a peer's child predicts with the one
+    // model it trained, and this one with the model loaded back, so the two would otherwise
+    // hold it twice and add that to the peak RSS.
+    let trainSeconds = try { () throws -> Double in
+        let start = monotonicSeconds()
+        let trained = try TextClassifier(trainingData: trainingData, parameters: parameters)
+        let seconds = monotonicSeconds() - start
+        try trained.write(to: model)
+        return seconds
+    }()
     let modelBytes = (try FileManager.default.attributesOfItem(atPath: model.path)[.size] as? Int) ?? 0
     let load = try bestTime(3) { try TextClassifier(contentsOf: model) }
     let classifier = load.result
@@ -173,13 +181,14 @@ private func compare(train: URL, test: URL, algorithm: TextClassifierParameters.
         "threads": String(ProcessInfo.processInfo.activeProcessorCount),
         "latency_calls": String(samples.count),
     ]
-    if let summary = trained.trainingSummary {
+    // From the model file, which keeps what training reported.
+    if let summary = classifier.trainingSummary {
         notes["algorithm"] = summary.algorithm.rawValue
         notes["settings"] = summary.settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             .joined(separator: " ")
         notes["reason"] = summary.reason
     }
-    if let validation = trained.validationMetrics {
+    if let validation = classifier.validationMetrics {
         notes["validation_accuracy"] = String(format: "%.4f", validation.accuracy)
     }
     return ComparisonResult(trainSeconds: trainSeconds, predictSeconds: batch.seconds,
