@@ -108,9 +108,10 @@ struct ModelContainer {
             try section.write { try put($0) }
             precondition(written - start == section.count, "section '\(section.name)' wrote another length than it announced")
         }
-        var footer = Data()
-        appendInteger(UInt64(written + footerSize), to: &footer)
-        try put(footer)
+        // The footer: the file's length, which the checksum covers, then the checksum and the magic.
+        var length = Data()
+        appendInteger(UInt64(written + footerSize), to: &length)
+        try put(length)
         var end = Data()
         appendInteger(crc, to: &end)
         end.append(contentsOf: footerMagic)
@@ -269,19 +270,37 @@ struct ModelContainer {
         }
     }
 
-    /// A section of `values`, least significant byte first: on a little-endian machine the
-    /// array's own memory, else converted a block at a time with `littleEndian`.
-    static func section<T>(_ name: String, _ type: ElementType, _ values: [T],
-                           littleEndian: @escaping (T) -> T) -> OutputSection {
-        OutputSection(name: name, type: type, count: values.count * MemoryLayout<T>.stride) { emit in
-            #if _endian(little)
-            try values.withUnsafeBytes { try emit($0) }
-            #else
-            let block = 1 << 16
-            for start in stride(from: 0, to: values.count, by: block) {
-                try values[start..<min(values.count, start + block)].map(littleEndian).withUnsafeBytes { try emit($0) }
+    /// A section of the rows `rows` of a row-major matrix of floats `width` wide, in that order,
+    /// each written from the matrix itself.
+    static func section(_ name: String, rows: [Int], of matrix: [Float], width: Int) -> OutputSection {
+        OutputSection(name: name, type: .float32, count: rows.count * width * MemoryLayout<Float>.stride) { emit in
+            for row in rows {
+                try emitLittleEndian(matrix[(row * width)..<((row + 1) * width)], to: emit) {
+                    Float(bitPattern: $0.bitPattern.littleEndian)
+                }
             }
-            #endif
         }
+    }
+
+    /// A section of `values`, least significant byte first.
+    private static func section<T>(_ name: String, _ type: ElementType, _ values: [T],
+                                   littleEndian: @escaping (T) -> T) -> OutputSection {
+        OutputSection(name: name, type: type, count: values.count * MemoryLayout<T>.stride) { emit in
+            try emitLittleEndian(values[...], to: emit, littleEndian)
+        }
+    }
+
+    /// Hands `values` to `emit` least significant byte first: on a little-endian machine their
+    /// own memory, else converted with `littleEndian` a block at a time.
+    private static func emitLittleEndian<T>(_ values: ArraySlice<T>, to emit: (UnsafeRawBufferPointer) throws -> Void,
+                                            _ littleEndian: (T) -> T) throws {
+        #if _endian(little)
+        try values.withUnsafeBytes { try emit($0) }
+        #else
+        let block = 1 << 16
+        for start in stride(from: values.startIndex, to: values.endIndex, by: block) {
+            try values[start..<min(values.endIndex, start + block)].map(littleEndian).withUnsafeBytes { try emit($0) }
+        }
+        #endif
     }
 }

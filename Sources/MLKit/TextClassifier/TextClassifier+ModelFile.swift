@@ -147,18 +147,8 @@ extension TextClassifier {
             weights[(row * classes)..<((row + 1) * classes)].contains { $0 != 0 }
         }
         guard rows.count < model.features else { return [ModelContainer.section(ModelFileSection.weights, floats: weights)] }
-        let kept = ModelContainer.OutputSection(name: ModelFileSection.weights, type: .float32,
-                                                count: rows.count * classes * MemoryLayout<Float>.stride) { emit in
-            for row in rows {
-                let slice = weights[(row * classes)..<((row + 1) * classes)]
-                #if _endian(little)
-                try slice.withUnsafeBytes { try emit($0) }
-                #else
-                try slice.map { Float(bitPattern: $0.bitPattern.littleEndian) }.withUnsafeBytes { try emit($0) }
-                #endif
-            }
-        }
-        return [ModelContainer.section(ModelFileSection.weightRows, uint64s: rows.map { UInt64($0) }), kept]
+        return [ModelContainer.section(ModelFileSection.weightRows, uint64s: rows.map { UInt64($0) }),
+                ModelContainer.section(ModelFileSection.weights, rows: rows, of: weights, width: classes)]
     }
 
     private static func decode(_ container: ModelContainer) throws -> TextClassifier {
