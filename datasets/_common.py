@@ -145,7 +145,7 @@ def clean_and_write(name: str, records: list[dict], *, group: str, noun: str,
     """Remove duplicates, drop rare labels, cap the others, and write the dataset.
 
     The steps of the builders whose labels are many and uneven (debian-sections,
-    wordnet-lexnames): `dedupe`, then `balance_labels`, then `write_dataset`.
+    wordnet-lexnames, wordnet-hypernyms): `dedupe`, then `balance_labels`, then `write_dataset`.
     `group` names a label in the duplicates line ("section": "same-section
     copies"), `noun` the examples ("descriptions").
     """

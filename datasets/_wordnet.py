@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from _fortunes import ensure_packages
+
 PACKAGE = "wordnet-base"
 DATA_DIR = Path("/usr/share/wordnet")
 
@@ -25,6 +27,12 @@ class Synset:
     pointers: tuple[tuple[str, int, str], ...]
     # whitespace collapsed
     gloss: str
+
+
+def ensure_wordnet() -> None:
+    """Install `wordnet-base` if it is missing (`_fortunes.ensure_packages`);
+    print its version."""
+    print(f"using {PACKAGE} {ensure_packages([PACKAGE])[PACKAGE]}")
 
 
 def synsets(pos: str):

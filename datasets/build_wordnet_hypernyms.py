@@ -37,8 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import clean_and_write  # noqa: E402
-from _fortunes import ensure_packages  # noqa: E402
-from _wordnet import PACKAGE, synsets  # noqa: E402
+from _wordnet import ensure_wordnet, synsets  # noqa: E402
 
 NAME = "wordnet-hypernyms"
 DEPTH = 6
@@ -47,8 +46,7 @@ CAP_PER_LABEL = 300
 
 
 def main() -> None:
-    version = ensure_packages([PACKAGE])[PACKAGE]
-    print(f"using {PACKAGE} {version}")
+    ensure_wordnet()
     nouns = {s.offset: s for s in synsets("noun")}
     parent = {}
     for offset, synset in nouns.items():

@@ -36,8 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import clean_and_write  # noqa: E402
-from _fortunes import ensure_packages  # noqa: E402
-from _wordnet import PACKAGE, synsets  # noqa: E402
+from _wordnet import ensure_wordnet, synsets  # noqa: E402
 
 NAME = "wordnet-lexnames"
 PARTS_OF_SPEECH = ("noun", "verb", "adj", "adv")
@@ -60,8 +59,7 @@ LEXNAMES = [
 
 
 def main() -> None:
-    version = ensure_packages([PACKAGE])[PACKAGE]
-    print(f"using {PACKAGE} {version}")
+    ensure_wordnet()
     records = []
     for pos in PARTS_OF_SPEECH:
         for synset in synsets(pos):
