@@ -8,8 +8,8 @@ extension Array {
     /// ``largePageThreshold`` bytes.
     ///
     /// For the tables that prediction reads at random, a few cache lines per feature: a model's
-    /// weight matrix (read from a file, or copied by ``ClassifierModel/inLargePages()`` after
-    /// training) and its vocabulary's slots. With 4 KiB pages, debian-sections' 36 MB matrix
+    /// weight matrix (read from a file; a model trained in this process is advised in place by
+    /// ``ClassifierModel/adviseLargePages()``) and its vocabulary's slots. With 4 KiB pages, debian-sections' 36 MB matrix
     /// spans about 9,000 pages, more than the processor's translation cache holds, so that most
     /// rows a text needs also miss in it; with 2 MiB pages, 18 entries cover the matrix. Batch
     /// prediction on debian-sections took 0.93–0.97× the time (`docs/benchmarks.md`,
@@ -33,13 +33,23 @@ extension Array {
         }
     }
 
-    /// A copy in memory advised to use 2 MiB pages (``init(largePagesCount:initializingWith:)``)
-    /// when the array spans at least ``largePageThreshold`` bytes, else the array itself.
-    func inLargePages() -> [Element] {
-        guard Self.spansLargePages(count) else { return self }
-        return withUnsafeBufferPointer { source in
-            [Element](largePagesCount: source.count) { $0.baseAddress!.initialize(from: source.baseAddress!, count: source.count) }
+    /// Advises the kernel to back this array's memory with 2 MiB pages, in place, when it spans
+    /// at least ``largePageThreshold`` bytes. Its pages are already written, so they become huge
+    /// pages only when khugepaged collapses them, in the background; the array is not copied.
+    ///
+    /// For a model trained in this process: copying its weights into fresh advised memory
+    /// (``init(largePagesCount:initializingWith:)``) made training on wordnet-hypernyms (a
+    /// 151 MB matrix) 0.47 s longer, against 0.09 s for a plain copy: on this virtual machine
+    /// each fresh 2 MiB page took about 5 ms to fault in (`docs/benchmarks.md`, session 18).
+    func adviseLargePages() {
+        #if !canImport(Accelerate)
+        guard Self.spansLargePages(count) else { return }
+        withUnsafeBufferPointer { buffer in
+            if let base = buffer.baseAddress {
+                mlkit_advise_huge_pages(UnsafeMutableRawPointer(mutating: base), count * MemoryLayout<Element>.stride)
+            }
         }
+        #endif
     }
 
     /// Whether `count` elements span at least ``largePageThreshold`` bytes, the size from which

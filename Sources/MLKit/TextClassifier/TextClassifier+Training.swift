@@ -54,7 +54,8 @@ extension TextClassifier {
         let seconds = (clock.now - start).seconds
         let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
                                       examples: everything.count, seconds: seconds, date: Date())
-        self = TextClassifier(labels: plan.labels, featurizer: final.featurizer, model: final.model.inLargePages(),
+        final.model.adviseLargePages()
+        self = TextClassifier(labels: plan.labels, featurizer: final.featurizer, model: final.model,
                               metadata: ModelMetadata(), trainingSummary: summary, trainingMetrics: final.metrics,
                               validationMetrics: results.first?.metrics, formatVersion: nil)
     }

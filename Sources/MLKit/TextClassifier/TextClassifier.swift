@@ -273,24 +273,14 @@ enum ClassifierModel: Sendable {
     /// A fastText-style model: averaged embeddings and a softmax layer.
     case embedding(EmbeddingModel)
 
-    /// The model with its large arrays copied into memory advised to use 2 MiB pages
-    /// (``Swift/Array/inLargePages()``): for a model trained in this process, whose trainers
-    /// filled them without that advice, so that it predicts as fast as the same model read from
-    /// a file, whose sections get it as they are read.
-    func inLargePages() -> ClassifierModel {
-        // A smaller model is returned as it is, rather than rebuilt around the same arrays.
+    /// Advises the kernel to back the model's large arrays with 2 MiB pages, in place
+    /// (``Swift/Array/adviseLargePages()``): for a model trained in this process, whose trainers
+    /// filled them without that advice. A model read from a file gets its sections in advised
+    /// memory as they are read.
+    func adviseLargePages() {
         switch self {
-        case .linear(let model):
-            guard [Float].spansLargePages(model.weights.count) else { return self }
-            return .linear(LinearModel(features: model.features, classes: model.classes,
-                                       weights: model.weights.inLargePages(), bias: model.bias,
-                                       probability: model.probability))
-        case .embedding(let model):
-            // Rebuilding an embedding model checks its arrays and builds its row table again.
-            guard [Float].spansLargePages(model.embeddings.count) else { return self }
-            return .embedding(EmbeddingModel(dimension: model.dimension, classes: model.classes, buckets: model.buckets,
-                                             featureIDs: model.featureIDs, embeddings: model.embeddings.inLargePages(),
-                                             output: model.output, bias: model.bias))
+        case .linear(let model): model.weights.adviseLargePages()
+        case .embedding(let model): model.embeddings.adviseLargePages()
         }
     }
 
