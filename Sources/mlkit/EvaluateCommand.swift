@@ -53,6 +53,7 @@ struct MetricsJSON: Encodable {
     let macroF1: Double
     let weightedF1: Double
     let topKAccuracy: [Double]
+    let logLoss: Double?
     let perClass: [ClassificationMetrics.ClassMetrics]
     let labels: [String]
     let confusion: [[Int]]
@@ -64,6 +65,7 @@ struct MetricsJSON: Encodable {
         macroF1 = metrics.macroF1
         weightedF1 = metrics.weightedF1
         topKAccuracy = metrics.topKAccuracy
+        logLoss = metrics.logLoss
         perClass = metrics.perClass
         labels = metrics.labels
         confusion = metrics.confusion

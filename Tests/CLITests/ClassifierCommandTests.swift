@@ -34,6 +34,10 @@ struct ClassifierCommandTests {
         let metrics = try JSONSerialization.jsonObject(with: Data(evaluated.stdout.utf8)) as? [String: Any]
         #expect(metrics?["accuracy"] as? Double == 1)
         #expect(metrics?["labels"] as? [String] == ["Tech", "US Politics"])
+        let logLoss = metrics?["logLoss"] as? Double
+        #expect(logLoss.map { $0 > 0 && $0 < log(2) } == true, "all right, so below a coin's log-loss: \(String(describing: logLoss))")
+        let table = try CLI.run(["evaluate", model, Self.headlines])
+        #expect(table.stdout.contains("log-loss     "))
     }
 
     @Test("The bundled sentiment model: rainbows are positive, cloudy days negative, from any folder")

@@ -300,6 +300,21 @@ struct PredictionTests {
         #expect(metrics.perClass[0].precision == 1 && metrics.perClass[0].recall == 0.5)
         #expect(metrics.topKAccuracy[1] == 1)
     }
+
+    @Test("Evaluation's log-loss is the mean of −log of each true label's probability, 10⁻¹⁵ for an unknown label")
+    func evaluationLogLoss() throws {
+        let texts = [Reference.techHeadline, Reference.politicsHeadline, Reference.politicsHeadline]
+        let data = TextDataset(zip(texts, ["Tech", "US Politics", "Weather"]).map { LabeledText(text: $0, label: $1) })
+        let metrics = Self.classifier.evaluation(on: data)
+        let known = zip(texts.prefix(2), ["Tech", "US Politics"]).map { text, label in
+            -log(Self.classifier.predictedLabelHypotheses(for: text, maximumCount: 2)[label]!)
+        }
+        let expected = (known.reduce(0, +) - log(1e-15)) / 3
+        let logLoss = try #require(metrics.logLoss)
+        #expect(abs(logLoss - expected) < 1e-6, "\(logLoss) against \(expected)")
+        // Metrics from rankings alone, as a model's validation metrics, have none.
+        #expect(ClassificationMetrics(labels: ["a", "b"], actual: [0], ranked: [[0, 1]]).logLoss == nil)
+    }
 }
 
 @Suite("Classification metrics")

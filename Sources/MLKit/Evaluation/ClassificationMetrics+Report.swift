@@ -12,6 +12,7 @@ extension ClassificationMetrics {
         lines.append("weighted F1  \(Self.format(weightedF1))")
         let ks = (0..<min(5, labels.count)).map { "top-\($0 + 1) \(Self.format(topKAccuracy[$0]))" }
         lines.append("top-k        " + ks.joined(separator: "  "))
+        if let logLoss { lines.append("log-loss     \(Self.format(logLoss))") }
         lines.append("")
         var rows = [["label", "precision", "recall", "F1", "support"]]
         rows += perClass.map {

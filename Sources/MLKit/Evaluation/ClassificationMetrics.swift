@@ -1,5 +1,6 @@
 /// How well a classifier labels a set of examples: accuracy, per-class precision, recall and
-/// F1, their macro and weighted means, top-k accuracy and the confusion matrix.
+/// F1, their macro and weighted means, top-k accuracy, the confusion matrix, and the log-loss of
+/// its probabilities.
 ///
 /// The names follow Create ML's `MLClassifierMetrics` where it has one (`classificationError`,
 /// `precisionRecall`, `confusion`).
@@ -26,6 +27,12 @@ public struct ClassificationMetrics: Sendable, Hashable, Codable {
     /// The fraction of examples whose true label is among the k most likely, for k = 1…5
     /// (index 0 is k = 1).
     public let topKAccuracy: [Double]
+    /// The log-loss: the mean of `−log p`, where `p` is the probability the classifier gave each
+    /// example's true label (0 for a label it does not know), floored at 10⁻¹⁵, as scikit-learn's
+    /// `log_loss` computes it. It measures the probabilities themselves, where accuracy measures
+    /// only their order. `nil` when the metrics come from rankings alone, as a model's training
+    /// and validation metrics do.
+    public let logLoss: Double?
 
     /// The number of examples.
     public var count: Int { confusion.reduce(0) { $0 + $1.reduce(0, +) } }
@@ -70,8 +77,9 @@ public struct ClassificationMetrics: Sendable, Hashable, Codable {
     ///   - labels: All class labels.
     ///   - actual: The true class index of each example.
     ///   - ranked: For each example, class indices from most to least likely (at least one).
+    ///   - logLoss: The log-loss (``logLoss``), when the probabilities are known.
     /// - Precondition: `actual` and `ranked` have one entry per example, indices within `labels`.
-    public init(labels: [String], actual: [Int], ranked: [[Int]]) {
+    public init(labels: [String], actual: [Int], ranked: [[Int]], logLoss: Double? = nil) {
         precondition(actual.count == ranked.count, "one ranking per example")
         var confusion = Array(repeating: Array(repeating: 0, count: labels.count), count: labels.count)
         var hits = [Int](repeating: 0, count: 5)
@@ -85,5 +93,6 @@ public struct ClassificationMetrics: Sendable, Hashable, Codable {
         self.labels = labels
         self.confusion = confusion
         self.topKAccuracy = hits.map { actual.isEmpty ? 0 : Double($0) / Double(actual.count) }
+        self.logLoss = logLoss
     }
 }

@@ -62,16 +62,31 @@ extension TextClassifier {
 
     /// Metrics of this classifier on labelled examples.
     /// - Parameter dataset: Labelled texts; labels the classifier does not know count as errors.
-    /// - Returns: Accuracy, per-class metrics, the confusion matrix and top-k accuracy.
+    /// - Returns: Accuracy, per-class metrics, the confusion matrix, top-k accuracy and the
+    ///   log-loss.
     public func evaluation(on dataset: TextDataset) -> ClassificationMetrics {
         let extra = dataset.labels.filter { !labels.contains($0) }
         let allLabels = labels + extra
         let index = Dictionary(uniqueKeysWithValues: allLabels.enumerated().map { ($1, $0) })
         let examples = dataset.examples
+        let actual = examples.map { index[$0.label]! }
+        // Ranked by the same values as predictedLabel(for:) and predictions(for:), so that the
+        // metrics count exactly the labels those give; the probabilities take a second pass.
         let rankings = mapClassValues(.order, count: examples.count, threads: 0, text: { examples[$0].text }) {
             Self.ranking($0, 5)
         }
-        return ClassificationMetrics(labels: allLabels, actual: examples.map { index[$0.label]! }, ranked: rankings)
+        let known = labels.count
+        let negativeLogs = Parallel.balancedMap(examples.count, threads: 0) { rows in
+            var terms: [Double] = []
+            terms.reserveCapacity(rows.count)
+            forEachClassValues(.probabilities, rows: rows, text: { examples[$0].text }) { row, probabilities in
+                terms.append(-log(max(actual[row] < known ? Double(probabilities[actual[row]]) : 0, 1e-15)))
+            }
+            return terms
+        }
+        // Added in row order, so that the sum does not depend on the thread count.
+        let logLoss = examples.isEmpty ? nil : negativeLogs.joined().reduce(0, +) / Double(examples.count)
+        return ClassificationMetrics(labels: allLabels, actual: actual, ranked: rankings, logLoss: logLoss)
     }
 
     func with(metadata: ModelMetadata) -> TextClassifier {
