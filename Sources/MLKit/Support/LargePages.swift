@@ -8,12 +8,12 @@ extension Array {
     /// ``largePageThreshold`` bytes.
     ///
     /// For the tables that prediction reads at random, a few cache lines per feature: a model's
-    /// weight matrix (read from a file; a model trained in this process is advised in place by
-    /// ``ClassifierModel/adviseLargePages()``) and its vocabulary's slots. With 4 KiB pages, debian-sections' 36 MB matrix
-    /// spans about 9,000 pages, more than the processor's translation cache holds, so that most
-    /// rows a text needs also miss in it; with 2 MiB pages, 18 entries cover the matrix. Batch
-    /// prediction on debian-sections took 0.93–0.97× the time (`docs/benchmarks.md`,
-    /// session 15).
+    /// weight matrix read from a file (a model trained in this process is advised in place by
+    /// ``ClassifierModel/adviseLargePages()``) and its vocabulary's slots. With 4 KiB pages,
+    /// debian-sections' 36 MB matrix spans about 9,000 pages, more than the processor's
+    /// translation cache holds, so that most rows a text needs also miss in it; with 2 MiB pages,
+    /// 18 entries cover the matrix. Batch prediction on debian-sections took 0.93–0.97× the time
+    /// (`docs/benchmarks.md`, session 15).
     ///
     /// The advice is taken on the pages' first write, so it is given before `initialize` runs; a
     /// block that the allocator hands out already touched gets huge pages only if the kernel
