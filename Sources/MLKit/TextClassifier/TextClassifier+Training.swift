@@ -70,23 +70,28 @@ extension TextClassifier {
         let index = Dictionary(uniqueKeysWithValues: allLabels.enumerated().map { ($1, $0) })
         let examples = dataset.examples
         let actual = examples.map { index[$0.label]! }
-        // Ranked by the same values as predictedLabel(for:) and predictions(for:), so that the
-        // metrics count exactly the labels those give; the probabilities take a second pass.
-        let rankings = mapClassValues(.order, count: examples.count, threads: 0, text: { examples[$0].text }) {
-            Self.ranking($0, 5)
-        }
-        let known = labels.count
-        let negativeLogs = Parallel.balancedMap(examples.count, threads: 0) { rows in
-            var terms: [Double] = []
-            terms.reserveCapacity(rows.count)
-            forEachClassValues(.probabilities, rows: rows, text: { examples[$0].text }) { row, probabilities in
-                terms.append(-log(max(actual[row] < known ? Double(probabilities[actual[row]]) : 0, 1e-15)))
+        let known = labels.count, model = storage.model
+        // One pass over the texts: each one's raw scores are mapped twice, to the values that
+        // predictedLabel(for:) and predictions(for:) rank by, so that the metrics count exactly
+        // the labels those give, and to probabilities for the log-loss.
+        let scored = Parallel.balancedMap(examples.count, threads: 0) { rows in
+            var results: [(ranking: [Int], negativeLog: Double)] = []
+            results.reserveCapacity(rows.count)
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: known) { probabilities in
+                forEachClassValues(.scores, rows: rows, text: { examples[$0].text }) { row, scores in
+                    _ = probabilities.initialize(fromContentsOf: scores)
+                    model.map(.probabilities, scores: probabilities)
+                    model.map(.order, scores: scores)
+                    let truth = actual[row]
+                    results.append((Self.ranking(scores, 5),
+                                    -log(max(truth < known ? Double(probabilities[truth]) : 0, 1e-15))))
+                }
             }
-            return terms
-        }
+            return results
+        }.joined()
         // Added in row order, so that the sum does not depend on the thread count.
-        let logLoss = examples.isEmpty ? nil : negativeLogs.joined().reduce(0, +) / Double(examples.count)
-        return ClassificationMetrics(labels: allLabels, actual: actual, ranked: rankings, logLoss: logLoss)
+        let logLoss = examples.isEmpty ? nil : scored.reduce(0) { $0 + $1.negativeLog } / Double(examples.count)
+        return ClassificationMetrics(labels: allLabels, actual: actual, ranked: scored.map(\.ranking), logLoss: logLoss)
     }
 
     func with(metadata: ModelMetadata) -> TextClassifier {

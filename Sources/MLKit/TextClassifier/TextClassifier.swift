@@ -335,13 +335,21 @@ enum ClassifierModel: Sendable {
     func classValues(_ kind: ClassValues, indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
                      into output: UnsafeMutableBufferPointer<Float>, prefetched: Bool = false) {
         switch self {
-        case .linear(let model):
-            model.scores(indices: indices, values: values, into: output, prefetching: !prefetched)
-            if kind == .probabilities { model.probabilities(fromScores: output) } else { model.order(fromScores: output) }
-        case .embedding(let model):
-            // Softmax keeps the order of the scores.
-            model.scores(indices: indices, values: values, into: output)
-            if kind == .probabilities { model.probabilities(fromScores: output) }
+        case .linear(let model): model.scores(indices: indices, values: values, into: output, prefetching: !prefetched)
+        case .embedding(let model): model.scores(indices: indices, values: values, into: output)
+        }
+        map(kind, scores: output)
+    }
+
+    /// Turns raw scores, in place, into the class values of `kind`.
+    func map(_ kind: ClassValues, scores: UnsafeMutableBufferPointer<Float>) {
+        switch (self, kind) {
+        case (_, .scores): break
+        case (.linear(let model), .probabilities): model.probabilities(fromScores: scores)
+        case (.linear(let model), .order): model.order(fromScores: scores)
+        case (.embedding(let model), .probabilities): model.probabilities(fromScores: scores)
+        // Softmax keeps the order of the scores.
+        case (.embedding, .order): break
         }
     }
 }
@@ -353,4 +361,7 @@ enum ClassValues {
     /// Values in the order of the probabilities, without their exponentials and normalization:
     /// enough to pick the label or rank the classes, and cheaper.
     case order
+    /// The model's raw scores, which ``ClassifierModel/map(_:scores:)`` turns into either of the
+    /// others.
+    case scores
 }
