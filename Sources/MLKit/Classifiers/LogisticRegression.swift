@@ -12,7 +12,7 @@
 ///
 /// The solver is ``TrustRegionNewton`` (LIBLINEAR's `-s 0` solver, here for the multinomial
 /// loss) from zero or from a warm start, stopping when `‖∇f‖₂ ≤ tolerance · ‖∇f(0)‖₂` or
-/// after ``maxIterations`` Newton iterations. It keeps six vectors of `features × classes`
+/// after ``maxIterations`` Newton iterations. It keeps seven vectors of `features × classes`
 /// floats, where L-BFGS with memory `m` keeps `2m + 6`; each conjugate-gradient step is one
 /// Hessian-vector product, a pass over the data as costly as a gradient. The loss, gradient and
 /// Hessian products (``SoftmaxLoss``) are computed on the training matrix's used columns only
@@ -56,10 +56,11 @@ struct LogisticRegression: Sendable {
         let compact = TrainingProblem(matrix: compaction.compact(problem.matrix), labels: problem.labels,
                                       classCount: problem.classCount, classWeights: problem.classWeights)
         let loss = SoftmaxLoss(problem: compact, c: c, threads: threads)
-        let start = startingPoint(initial, compaction: compaction, classes: problem.classCount)
-        let result = TrustRegionNewton(tolerance: tolerance, maxIterations: maxIterations, threads: threads)
-            .minimize(loss, from: start)
         let classes = problem.classCount
+        let result = TrustRegionNewton(tolerance: tolerance, maxIterations: maxIterations, threads: threads)
+            .minimize(loss, count: (compaction.compactColumns + 1) * classes) { point in
+                if let initial { Self.writeStartingPoint(initial, compaction: compaction, into: point) }
+            }
         let weightCount = compaction.compactColumns * classes
         let model = LinearModel(features: problem.matrix.columns, classes: classes,
                                 weights: compaction.expand(Array(result.solution[..<weightCount]), classes: classes),
@@ -67,16 +68,18 @@ struct LogisticRegression: Sendable {
         return Fit(model: model, optimization: result.summary)
     }
 
-    /// The compact parameter vector of a warm start, or zeros.
-    private func startingPoint(_ initial: LinearModel?, compaction: ColumnCompaction, classes: Int) -> [Float] {
-        guard let initial else { return [Float](repeating: 0, count: (compaction.compactColumns + 1) * classes) }
-        var point: [Float] = []
-        point.reserveCapacity((compaction.compactColumns + 1) * classes)
+    /// Writes the compact parameter vector of a warm start into the solver's `point`: the
+    /// weight rows of the used columns, then the biases.
+    private static func writeStartingPoint(_ initial: LinearModel, compaction: ColumnCompaction,
+                                           into point: UnsafeMutableBufferPointer<Float>) {
+        let classes = initial.classes
+        var offset = 0
         for column in compaction.usedColumns {
-            point.append(contentsOf: initial.weights[(Int(column) * classes)..<((Int(column) + 1) * classes)])
+            let row = initial.weights[(Int(column) * classes)..<((Int(column) + 1) * classes)]
+            _ = UnsafeMutableBufferPointer(rebasing: point[offset..<(offset + classes)]).update(fromContentsOf: row)
+            offset += classes
         }
-        point.append(contentsOf: initial.bias)
-        return point
+        _ = UnsafeMutableBufferPointer(rebasing: point[offset..<(offset + classes)]).update(fromContentsOf: initial.bias)
     }
 
     /// Checks the settings and the shape of the warm start.

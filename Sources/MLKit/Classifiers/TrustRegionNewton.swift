@@ -30,8 +30,8 @@ protocol SecondOrderObjective {
 /// when the predicted and actual reductions both fall below `10⁻¹² |f|` (no progress left at
 /// single precision).
 ///
-/// The point and the six working vectors (`x`, `∇f`, the step `s`, the CG residual `r`, the
-/// direction `d` and `∇²f d`, which also holds the trial point) are single precision; dot
+/// The seven vectors (the point `x`, `∇f`, the preconditioner `M`, the step `s`, the CG residual
+/// `r`, the direction `d` and `∇²f d`, which also holds the trial point) are single precision; dot
 /// products and `f` are double. Vector operations run on ``threads`` threads in fixed blocks
 /// (``BlockedVectors``), so results depend neither on the thread count nor on scheduling.
 struct TrustRegionNewton: Sendable {
@@ -86,8 +86,25 @@ struct TrustRegionNewton: Sendable {
 
     /// Minimizes `objective` starting from `start`.
     func minimize<Objective: SecondOrderObjective>(_ objective: Objective, from start: [Float]) -> Result {
-        var run = NewtonRun(objective: objective, start: start, threads: max(1, threads))
-        return run.solve(tolerance: tolerance, maxIterations: maxIterations)
+        minimize(objective, count: start.count) { _ = $0.update(fromContentsOf: start) }
+    }
+
+    /// Minimizes `objective` over `count` variables, starting from the point that `start`
+    /// writes into the solver's own buffer (zeros until it does).
+    ///
+    /// No copy of the start lives beside the seven working vectors, and they are all freed
+    /// before the solution is copied out, so that at most seven vectors of `count` floats are
+    /// alive at once. Handing the start in an array that the caller keeps, and copying the
+    /// solution while the vectors were alive, made nine on maximum entropy's refit of
+    /// debian-sections (1,216 MB peak, `docs/benchmarks.md`, session 19).
+    func minimize<Objective: SecondOrderObjective>(_ objective: Objective, count: Int,
+                                                   start: (UnsafeMutableBufferPointer<Float>) -> Void) -> Result {
+        let (point, summary) = {
+            var run = NewtonRun(objective: objective, count: count, threads: max(1, threads))
+            start(run.point.buffer)
+            return run.solve(tolerance: tolerance, maxIterations: maxIterations)
+        }()
+        return Result(solution: point.array, summary: summary)
     }
 }
 
@@ -108,11 +125,11 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
     var evaluations = 0
     var conjugateGradientSteps = 0
 
-    init(objective: Objective, start: [Float], threads: Int) {
+    /// A run over `count` variables, from zeros.
+    init(objective: Objective, count: Int, threads: Int) {
         self.objective = objective
-        let count = start.count
         vectors = BlockedVectors(count: count, threads: threads)
-        point = SharedBuffer(copying: start)
+        point = SharedBuffer(count: count, repeating: 0)
         gradient = SharedBuffer(count: count, repeating: 0)
         preconditioner = SharedBuffer(count: count, repeating: 1)
         step = SharedBuffer(count: count, repeating: 0)
@@ -133,8 +150,9 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
         return vectors.dot(gradient, gradient).squareRoot()
     }
 
-    /// Iterates from the start until a stopping rule of ``TrustRegionNewton`` holds.
-    mutating func solve(tolerance: Double, maxIterations: Int) -> TrustRegionNewton.Result {
+    /// Iterates from ``point`` until a stopping rule of ``TrustRegionNewton`` holds.
+    /// - Returns: The buffer that holds the last point, and how the run went.
+    mutating func solve(tolerance: Double, maxIterations: Int) -> (SharedBuffer<Float>, TrustRegionNewton.Summary) {
         let (eta0, eta1, eta2) = (1e-4, 0.25, 0.75)
         let (sigma1, sigma2, sigma3) = (0.25, 0.5, 4.0)
         // As LIBLINEAR: the tolerance is relative to ‖∇f(0)‖, so that a warm start near the
@@ -188,7 +206,7 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
         let summary = TrustRegionNewton.Summary(value: value, gradientNorm: gradientNorm, initialGradientNorm: initialNorm,
                                                 iterations: iterations, conjugateGradientSteps: conjugateGradientSteps,
                                                 evaluations: evaluations, stop: stop)
-        return TrustRegionNewton.Result(solution: point.array, summary: summary)
+        return (point, summary)
     }
 
     /// Approximately minimizes `q(s) = ∇fᵀs + ½ sᵀ∇²f s` over `‖s‖_M ≤ radius` by conjugate
