@@ -215,6 +215,14 @@ struct FeaturizerFittingTests {
         #expect(featurizer.vector(for: "the cat zebra") == SparseVector(indices: [0, cat], values: [1, 1]))
     }
 
+    @Test("A vocabulary maps each of its keys to the same key's index in another, or to -1")
+    func columnsInAnotherVocabulary() {
+        let grown = Vocabulary(terms: ["the", "cat", "sat", "zebra"])
+        let trained = Vocabulary(terms: ["sat", "the", "cat"])
+        #expect(grown.columns(in: trained) == [1, 2, 0, -1])
+        #expect(trained.columns(in: trained) == [0, 1, 2])
+    }
+
     @Test("Pruning by document frequency and size")
     func pruning() throws {
         let featurizer = try Featurizer(

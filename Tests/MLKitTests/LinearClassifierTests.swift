@@ -500,6 +500,32 @@ struct DeterminismTests {
         #expect(warm.optimization.iterations < cold.optimization.iterations)
         #expect(abs(warm.optimization.value - cold.optimization.value) <= 1e-4 * cold.optimization.value)
     }
+
+    @Test("A warm start over more columns starts each from the column of the same feature, and is handed over once")
+    func warmStartOverMoreColumns() throws {
+        // The refit's case: the separable problem's 70 columns, spread over 4,096 (column c → 50 c + 7),
+        // start from the model trained on the 70; the other columns are features it did not have.
+        var spread = SparseMatrix(columns: 4096)
+        data.matrix.forEachRow(in: 0..<data.matrix.rows) { _, indices, values in
+            spread.appendRow(indices: indices.map { $0 * 50 + 7 }, values: Array(values))
+        }
+        let wide = TrainingProblem(matrix: spread, labels: data.labels, classCount: data.classCount)
+        let trainer = LogisticRegression(tolerance: 1e-4, threads: 1)
+        let narrow = try trainer.fit(data)
+        let cold = try trainer.fit(wide)
+        let sourceColumns: [Int32] = (0..<4096).map { (column: Int) -> Int32 in
+            let offset = column - 7
+            return offset % 50 == 0 && offset / 50 < data.matrix.columns ? Int32(offset / 50) : -1
+        }
+        let start = LogisticRegression.WarmStart(narrow.model, sourceColumns: sourceColumns)
+        let warm = try trainer.fit(wide, start: start)
+        #expect(warm.optimization.iterations < cold.optimization.iterations)
+        #expect(abs(warm.optimization.value - cold.optimization.value) <= 1e-4 * cold.optimization.value)
+        #expect(start.take() == nil)
+        // A start that does not fit the problem's columns is refused.
+        let misfit = LogisticRegression.WarmStart(narrow.model, sourceColumns: Array(sourceColumns.prefix(100)))
+        #expect(throws: MLKitError.self) { try trainer.fit(wide, start: misfit) }
+    }
 }
 
 // MARK: - Class weights

@@ -37,6 +37,42 @@ struct LogisticRegression: Sendable {
         let optimization: TrustRegionNewton.Summary
     }
 
+    /// Weights to start from: a trained model, and which of its columns each of the problem's
+    /// columns continues. A refit on all the data starts from the model trained on the training
+    /// split, whose vocabulary has fewer features.
+    ///
+    /// A class, so that the model is handed over once: the solver takes it out of the start
+    /// (``take()``) when it writes its starting point, before allocating its working vectors,
+    /// and the model is freed then if nothing else holds it.
+    final class WarmStart: @unchecked Sendable {
+        // Unchecked: `model` changes only in `take()`, which one thread calls once.
+        private var model: LinearModel?
+        /// For each column of the problem, the model's column with the same feature, or −1 for a
+        /// feature the model does not have (it starts at 0); `nil` when the problem has the
+        /// model's own columns.
+        let sourceColumns: [Int32]?
+        /// The model's number of classes.
+        let classes: Int
+        /// The number of the problem's columns that the start fits.
+        let columns: Int
+
+        /// A start from `model`, whose columns are the problem's (`sourceColumns` `nil`) or mapped
+        /// by `sourceColumns`.
+        init(_ model: LinearModel, sourceColumns: [Int32]? = nil) {
+            precondition(sourceColumns?.allSatisfy { $0 < model.features } ?? true)
+            self.model = model
+            self.sourceColumns = sourceColumns
+            classes = model.classes
+            columns = sourceColumns?.count ?? model.features
+        }
+
+        /// The model, the first time; `nil` after.
+        func take() -> LinearModel? {
+            defer { model = nil }
+            return model
+        }
+    }
+
     /// Trains a model.
     /// - Parameters:
     ///   - problem: The training set.
@@ -50,7 +86,14 @@ struct LogisticRegression: Sendable {
     /// Trains a model and reports the optimization.
     /// - Throws: As ``train(_:initial:)``.
     func fit(_ problem: TrainingProblem, initial: LinearModel? = nil) throws -> Fit {
-        try validate(problem: problem, initial: initial)
+        try fit(problem, start: initial.map { WarmStart($0) })
+    }
+
+    /// Trains a model from a warm start, if any, and reports the optimization. The start's model
+    /// is taken (``WarmStart/take()``) and freed before the solver's vectors are allocated.
+    /// - Throws: As ``train(_:initial:)``.
+    func fit(_ problem: TrainingProblem, start: WarmStart?) throws -> Fit {
+        try validate(problem: problem, start: start)
         let threads = self.threads == 0 ? Parallel.defaultThreadCount : self.threads
         let compaction = ColumnCompaction(matrix: problem.matrix)
         let compact = TrainingProblem(matrix: compaction.compact(problem.matrix), labels: problem.labels,
@@ -59,7 +102,9 @@ struct LogisticRegression: Sendable {
         let classes = problem.classCount
         let result = TrustRegionNewton(tolerance: tolerance, maxIterations: maxIterations, threads: threads)
             .minimize(loss, count: (compaction.compactColumns + 1) * classes) { point in
-                if let initial { Self.writeStartingPoint(initial, compaction: compaction, into: point) }
+                if let start, let model = start.take() {
+                    Self.writeStartingPoint(model, columns: start.sourceColumns, compaction: compaction, into: point)
+                }
             }
         let weightCount = compaction.compactColumns * classes
         let model = LinearModel(features: problem.matrix.columns, classes: classes,
@@ -68,29 +113,33 @@ struct LogisticRegression: Sendable {
         return Fit(model: model, optimization: result.summary)
     }
 
-    /// Writes the compact parameter vector of a warm start into the solver's `point`: the
-    /// weight rows of the used columns, then the biases.
-    private static func writeStartingPoint(_ initial: LinearModel, compaction: ColumnCompaction,
-                                           into point: UnsafeMutableBufferPointer<Float>) {
+    /// Writes the compact parameter vector of a warm start into the solver's `point` (zeros):
+    /// the weight row that each used column continues (``WarmStart/sourceColumns``), then the
+    /// biases.
+    private static func writeStartingPoint(_ initial: LinearModel, columns sourceColumns: [Int32]?,
+                                           compaction: ColumnCompaction, into point: UnsafeMutableBufferPointer<Float>) {
         let classes = initial.classes
         var offset = 0
         for column in compaction.usedColumns {
-            let row = initial.weights[(Int(column) * classes)..<((Int(column) + 1) * classes)]
-            _ = UnsafeMutableBufferPointer(rebasing: point[offset..<(offset + classes)]).update(fromContentsOf: row)
+            let source = Int(sourceColumns?[Int(column)] ?? column)
+            if source >= 0 {
+                let row = initial.weights[(source * classes)..<((source + 1) * classes)]
+                _ = UnsafeMutableBufferPointer(rebasing: point[offset..<(offset + classes)]).update(fromContentsOf: row)
+            }
             offset += classes
         }
         _ = UnsafeMutableBufferPointer(rebasing: point[offset..<(offset + classes)]).update(fromContentsOf: initial.bias)
     }
 
     /// Checks the settings and the shape of the warm start.
-    private func validate(problem: TrainingProblem, initial: LinearModel?) throws {
+    private func validate(problem: TrainingProblem, start: WarmStart?) throws {
         let fail = MLKitError.invalidParameter
         guard c > 0, c.isFinite else { throw fail("c", "must be positive, not \(c)") }
         guard tolerance > 0 else { throw fail("tolerance", "must be positive, not \(tolerance)") }
         guard maxIterations >= 0 else { throw fail("maxIterations", "must not be negative, not \(maxIterations)") }
         guard threads >= 0 else { throw fail("threads", "must not be negative, not \(threads)") }
-        if let initial, initial.features != problem.matrix.columns || initial.classes != problem.classCount {
-            throw fail("initial", "the warm start has \(initial.features) features and \(initial.classes) classes; "
+        if let start, start.columns != problem.matrix.columns || start.classes != problem.classCount {
+            throw fail("initial", "the warm start has \(start.columns) features and \(start.classes) classes; "
                        + "the problem has \(problem.matrix.columns) and \(problem.classCount)")
         }
     }

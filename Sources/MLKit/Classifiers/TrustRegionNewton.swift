@@ -92,16 +92,16 @@ struct TrustRegionNewton: Sendable {
     /// Minimizes `objective` over `count` variables, starting from the point that `start`
     /// writes into the solver's own buffer (zeros until it does).
     ///
-    /// No copy of the start lives beside the seven working vectors, and they are all freed
-    /// before the solution is copied out, so that at most seven vectors of `count` floats are
-    /// alive at once. Handing the start in an array that the caller keeps, and copying the
+    /// No copy of the start lives beside the seven working vectors: `start` runs before the
+    /// other six are allocated, so whatever it reads from can be freed by then. They are all
+    /// freed before the solution is copied out, so that at most seven vectors of `count` floats
+    /// are alive at once. Handing the start in an array that the caller kept, and copying the
     /// solution while the vectors were alive, made nine on maximum entropy's refit of
     /// debian-sections (1,216 MB peak, `docs/benchmarks.md`, session 19).
     func minimize<Objective: SecondOrderObjective>(_ objective: Objective, count: Int,
                                                    start: (UnsafeMutableBufferPointer<Float>) -> Void) -> Result {
         let (point, summary) = {
-            var run = NewtonRun(objective: objective, count: count, threads: max(1, threads))
-            start(run.point.buffer)
+            var run = NewtonRun(objective: objective, count: count, threads: max(1, threads), start: start)
             return run.solve(tolerance: tolerance, maxIterations: maxIterations)
         }()
         return Result(solution: point.array, summary: summary)
@@ -125,11 +125,13 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
     var evaluations = 0
     var conjugateGradientSteps = 0
 
-    /// A run over `count` variables, from zeros.
-    init(objective: Objective, count: Int, threads: Int) {
+    /// A run over `count` variables, from the point that `start` writes over zeros, before the
+    /// working vectors are allocated.
+    init(objective: Objective, count: Int, threads: Int, start: (UnsafeMutableBufferPointer<Float>) -> Void) {
         self.objective = objective
         vectors = BlockedVectors(count: count, threads: threads)
         point = SharedBuffer(count: count, repeating: 0)
+        start(point.buffer)
         gradient = SharedBuffer(count: count, repeating: 0)
         preconditioner = SharedBuffer(count: count, repeating: 1)
         step = SharedBuffer(count: count, repeating: 0)

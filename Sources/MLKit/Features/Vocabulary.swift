@@ -96,6 +96,12 @@ final class Vocabulary: Sendable {
         withLookup { $0.index(ofHash: hash) }
     }
 
+    /// For each key of this vocabulary, by index, its index in `other`, or −1 if `other` does
+    /// not have it: how the columns of a model over `other` map to columns over this one.
+    func columns(in other: Vocabulary) -> [Int32] {
+        other.withLookup { lookup in hashes.map { Int32(lookup.index(ofHash: $0) ?? -1) } }
+    }
+
     /// Calls `body` with a view of the table for many lookups: no reference counting and no
     /// bounds checks inside the loop that featurizes a text.
     @inline(__always)

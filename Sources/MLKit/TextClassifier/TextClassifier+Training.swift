@@ -44,13 +44,16 @@ extension TextClassifier {
             reason = "the algorithm asked for, with its default settings (no validation data)"
         }
         let chosen = results.first?.candidate ?? candidates[0]
+        // Handed to the refit, which frees the model once it has started from it.
+        let primal = results.isEmpty ? nil : results[0].primal.take()
         // Refit on all the data, keeping the probability calibration fitted on held-out data
         // when there was enough of it to trust.
         let everything = validation.map { train + $0 } ?? train
         let calibration = validation.flatMap { plan.isEnoughForCalibration($0) ? results.first?.calibration : nil }
-        // The chosen SVM's dual variables on the training split, which comes first in `everything`.
+        // The chosen SVM's dual variables on the training split, which comes first in `everything`,
+        // or the chosen maximum entropy model's weights.
         let final = try plan.fit(chosen, on: everything, calibration: calibration, counted: consume counted,
-                                 start: results.first?.dual)
+                                 start: results.first?.dual, primal: consume primal)
         let seconds = (clock.now - start).seconds
         let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
                                       examples: everything.count, seconds: seconds, date: Date())
@@ -143,6 +146,9 @@ struct CandidateResult {
     let calibration: LinearModel.ProbabilityMapping?
     /// An SVM's dual variables on the training split, where the refit starts from.
     let dual: [Float]?
+    /// A maximum entropy model trained on the training split, and the vocabulary of its columns,
+    /// where the refit starts from; taken out (`nil`) when the refit starts.
+    var primal: (model: LinearModel, vocabulary: Vocabulary)?
 
     /// The candidate's place in the plan's list: the preference between equals.
     let order: Int
