@@ -171,19 +171,19 @@ struct AutomaticSelectionTests {
     @Test("An SVM starts from the dual of its full-vocabulary self when pruned, else of the last SVM, scaled by C")
     func svmStartingPoints() throws {
         let candidates = Self.plan.candidates(hasValidation: true)
-        let (half, one) = (candidates[0], candidates[1])
-        #expect(half.algorithm == .linearSVM && half.strength == 0.5)
+        let (one, half) = (candidates[0], candidates[1])
         #expect(one.algorithm == .linearSVM && one.strength == 1)
-        let trainedHalf = Self.result(half, correct: 80, order: 0, dual: [0.25])
-        let trainedOne = Self.result(one, correct: 80, order: 1, dual: [0.5])
+        #expect(half.algorithm == .linearSVM && half.strength == 0.5)
+        let trainedOne = Self.result(one, correct: 80, order: 0, dual: [0.5])
+        let trainedHalf = Self.result(half, correct: 80, order: 1, dual: [0.25])
         let naiveBayes = Self.result(candidates[2], correct: 80, order: 2)
-        #expect(TrainingPlan.startingPoint(for: half, among: [])?.candidate == nil)
-        #expect(TrainingPlan.startingPoint(for: one, among: [trainedHalf])?.candidate == half)
-        // The pruned C = 0.5 starts from the full C = 0.5, not from the last SVM trained.
-        let pruned = try #require(Self.plan.prunedVariant(of: half))
-        #expect(TrainingPlan.startingPoint(for: pruned, among: [trainedHalf, trainedOne, naiveBayes])?.candidate == half)
-        #expect(TrainingPlan.dualStart([0, 0.25, 1], from: half, to: one) == [0, 0.5, 2])
-        #expect(TrainingPlan.dualStart([0, 0.25, 1], from: half, to: pruned) == [0, 0.25, 1])
+        #expect(TrainingPlan.startingPoint(for: one, among: [])?.candidate == nil)
+        #expect(TrainingPlan.startingPoint(for: half, among: [trainedOne])?.candidate == one)
+        // The pruned C = 1 starts from the full C = 1, not from the last SVM trained.
+        let pruned = try #require(Self.plan.prunedVariant(of: one))
+        #expect(TrainingPlan.startingPoint(for: pruned, among: [trainedOne, trainedHalf, naiveBayes])?.candidate == one)
+        #expect(TrainingPlan.dualStart([0, 0.5, 2], from: one, to: half) == [0, 0.25, 1])
+        #expect(TrainingPlan.dualStart([0, 0.25, 1], from: one, to: pruned) == [0, 0.25, 1])
     }
 
     @Test("A hashed candidate, or one already pruned, has no pruned variant")
