@@ -473,20 +473,28 @@ struct DeterminismTests {
         }
     }
 
+    /// The separable problem's columns spread over 4,096: column c becomes 50 c + 7.
+    var spread: TrainingProblem {
+        var matrix = SparseMatrix(columns: 4096)
+        data.matrix.forEachRow(in: 0..<data.matrix.rows) { _, indices, values in
+            matrix.appendRow(indices: indices.map { $0 * 50 + 7 }, values: Array(values))
+        }
+        return TrainingProblem(matrix: matrix, labels: data.labels, classCount: data.classCount)
+    }
+
+    /// The separable problem's column that column `column` of ``spread`` holds, if any.
+    func spreadSource(_ column: Int) -> Int? {
+        let offset = column - 7
+        return offset % 50 == 0 && offset / 50 < data.matrix.columns ? offset / 50 : nil
+    }
+
     @Test("Unused columns get zero weight, and the used ones what the compact problem gives")
     func compactedTraining() throws {
-        // The separable problem's 70 columns spread over 4,096 (column c → 50 c + 7).
-        var spread = SparseMatrix(columns: 4096)
-        data.matrix.forEachRow(in: 0..<data.matrix.rows) { _, indices, values in
-            spread.appendRow(indices: indices.map { $0 * 50 + 7 }, values: Array(values))
-        }
-        let wide = TrainingProblem(matrix: spread, labels: data.labels, classCount: data.classCount)
         let narrow = try LogisticRegression(threads: 1).train(data)
-        let model = try LogisticRegression(threads: 1).train(wide)
+        let model = try LogisticRegression(threads: 1).train(spread)
         for column in 0..<4096 {
-            let original = (column - 7) % 50 == 0 && (column - 7) / 50 < data.matrix.columns ? (column - 7) / 50 : nil
             for lane in 0..<data.classCount {
-                let expected = original.map { weight(narrow, $0, lane) } ?? 0
+                let expected = spreadSource(column).map { weight(narrow, $0, lane) } ?? 0
                 #expect(weight(model, column, lane) == expected)
             }
         }
@@ -503,20 +511,13 @@ struct DeterminismTests {
 
     @Test("A warm start over more columns starts each from the column of the same feature, and is handed over once")
     func warmStartOverMoreColumns() throws {
-        // The refit's case: the separable problem's 70 columns, spread over 4,096 (column c → 50 c + 7),
-        // start from the model trained on the 70; the other columns are features it did not have.
-        var spread = SparseMatrix(columns: 4096)
-        data.matrix.forEachRow(in: 0..<data.matrix.rows) { _, indices, values in
-            spread.appendRow(indices: indices.map { $0 * 50 + 7 }, values: Array(values))
-        }
-        let wide = TrainingProblem(matrix: spread, labels: data.labels, classCount: data.classCount)
+        // The refit's case: the spread problem starts from the model trained on the separable
+        // one; its other columns are features that model did not have.
+        let wide = spread
         let trainer = LogisticRegression(tolerance: 1e-4, threads: 1)
         let narrow = try trainer.fit(data)
         let cold = try trainer.fit(wide)
-        let sourceColumns: [Int32] = (0..<4096).map { (column: Int) -> Int32 in
-            let offset = column - 7
-            return offset % 50 == 0 && offset / 50 < data.matrix.columns ? Int32(offset / 50) : -1
-        }
+        let sourceColumns = (0..<4096).map { Int32(spreadSource($0) ?? -1) }
         let start = LogisticRegression.WarmStart(narrow.model, sourceColumns: sourceColumns)
         let warm = try trainer.fit(wide, start: start)
         #expect(warm.optimization.iterations < cold.optimization.iterations)
