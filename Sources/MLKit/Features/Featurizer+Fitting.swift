@@ -270,10 +270,7 @@ extension Featurizer {
         case (nil, nil):
             matrix = counted
         case (let vocabulary?, let sourceVocabulary?):
-            let renaming = vocabulary.withLookup { lookup in
-                sourceVocabulary.hashes.map { Int32(lookup.index(ofHash: $0) ?? -1) }
-            }
-            matrix = counted.renamingColumns(renaming, columns: dimension, threads: threads)
+            matrix = counted.renamingColumns(sourceVocabulary.columns(in: vocabulary), columns: dimension, threads: threads)
         default:
             return nil
         }

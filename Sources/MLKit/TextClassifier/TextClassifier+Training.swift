@@ -77,21 +77,16 @@ extension TextClassifier {
         // One pass over the texts: each one's raw scores are mapped twice, to the values that
         // predictedLabel(for:) and predictions(for:) rank by, so that the metrics count exactly
         // the labels those give, and to probabilities for the log-loss.
-        let scored = Parallel.balancedMap(examples.count, threads: 0) { rows in
-            var results: [(ranking: [Int], negativeLog: Double)] = []
-            results.reserveCapacity(rows.count)
+        let scored = mapClassValues(.scores, count: examples.count, threads: 0, text: { examples[$0].text }) { row, scores in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: known) { probabilities in
-                forEachClassValues(.scores, rows: rows, text: { examples[$0].text }) { row, scores in
-                    _ = probabilities.initialize(fromContentsOf: scores)
-                    model.map(.probabilities, scores: probabilities)
-                    model.map(.order, scores: scores)
-                    let truth = actual[row]
-                    results.append((Self.ranking(scores, 5),
-                                    -log(max(truth < known ? Double(probabilities[truth]) : 0, 1e-15))))
-                }
+                _ = probabilities.initialize(fromContentsOf: scores)
+                model.map(.probabilities, scores: probabilities)
+                model.map(.order, scores: scores)
+                let truth = actual[row]
+                return (ranking: Self.ranking(scores, 5),
+                        negativeLog: -log(max(truth < known ? Double(probabilities[truth]) : 0, 1e-15)))
             }
-            return results
-        }.joined()
+        }
         // Added in row order, so that the sum does not depend on the thread count.
         let logLoss = examples.isEmpty ? nil : scored.reduce(0) { $0 + $1.negativeLog } / Double(examples.count)
         return ClassificationMetrics(labels: allLabels, actual: actual, ranked: scored.map(\.ranking), logLoss: logLoss)

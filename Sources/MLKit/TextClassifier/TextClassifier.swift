@@ -109,7 +109,7 @@ public struct TextClassifier: Sendable {
     /// - Returns: One label per text, in order.
     public func predictions(for texts: [String], threads: Int = 0) -> [String] {
         let labels = self.labels
-        return mapClassValues(.order, count: texts.count, threads: threads, text: { texts[$0] }) { values in
+        return mapClassValues(.order, count: texts.count, threads: threads, text: { texts[$0] }) { _, values in
             Self.argmax(values).map { labels[$0] } ?? ""
         }
     }
@@ -125,7 +125,7 @@ public struct TextClassifier: Sendable {
                              threads: Int = 0) -> [[(label: String, probability: Double)]] {
         let classifier = self
         return mapClassValues(.probabilities, count: texts.count, threads: threads, text: { texts[$0] }) {
-            classifier.rankedLabels(from: $0, maximumCount: maximumCount)
+            classifier.rankedLabels(from: $1, maximumCount: maximumCount)
         }
     }
 
@@ -163,19 +163,21 @@ public struct TextClassifier: Sendable {
         Self.ranking(probabilities, maximumCount).map { (labels[$0], Double(probabilities[$0])) }
     }
 
-    /// `transform` of the class values of each of `count` texts, in order, computed on all cores:
-    /// the batch form of ``withClassValues(_:for:_:)``. Rows are split into many small chunks
-    /// that the threads claim as they go (``Parallel/balancedMap(_:threads:_:)``).
+    /// `transform` of the row and the class values of each of `count` texts, in order, computed
+    /// on all cores: the batch form of ``withClassValues(_:for:_:)``. Rows are split into many
+    /// small chunks that the threads claim as they go (``Parallel/balancedMap(_:threads:_:)``).
     /// - Parameters:
     ///   - text: The text of a row.
     ///   - threads: Worker threads (0: all cores).
     func mapClassValues<T: Sendable>(_ kind: ClassValues, count: Int, threads: Int, text: @Sendable (Int) -> String,
-                                     _ transform: @Sendable (UnsafeMutableBufferPointer<Float>) -> T) -> [T] {
+                                     _ transform: @Sendable (Int, UnsafeMutableBufferPointer<Float>) -> T) -> [T] {
         let classifier = self
         return Parallel.balancedMap(count, threads: threads) { rows in
             var results: [T] = []
             results.reserveCapacity(rows.count)
-            classifier.forEachClassValues(kind, rows: rows, text: text) { _, values in results.append(transform(values)) }
+            classifier.forEachClassValues(kind, rows: rows, text: text) { row, values in
+                results.append(transform(row, values))
+            }
             return results
         }.flatMap { $0 }
     }
