@@ -56,8 +56,11 @@ struct InfoCommand: ParsableCommand {
         case .hashed(let bits): indexing = "hashed, 2^\(bits) buckets"
         case .vocabulary: indexing = "vocabulary of \(classifier.vocabularySize) features"
         }
-        let parts = configuration.wordParts ? " and word parts" : ""
-        lines.append("features            words 1-\(configuration.maxWordNGram)-grams\(parts), \(indexing), \(configuration.weighting.rawValue)")
+        var units = ["words 1-\(configuration.maxWordNGram)-grams"]
+        if configuration.wordParts { units.append("word parts") }
+        if configuration.punctuation { units.append("punctuation") }
+        if let lengths = configuration.characterNGrams { units.append("characters \(lengths.lowerBound)-\(lengths.upperBound)-grams") }
+        lines.append("features            \(units.joined(separator: ", ")); \(indexing), \(configuration.weighting.rawValue)")
         lines.append("tokenizer           \(configuration.tokenizer.segmentation.rawValue), lowercase \(configuration.tokenizer.normalization.lowercase)")
         let metadata = classifier.metadata
         for (name, value) in [("author", metadata.author), ("license", metadata.license),

@@ -27,7 +27,7 @@ struct RoundTripTests {
             #expect(direct.predictedLabel(for: text) == model.predictedLabel(for: text))
         }
         #expect(loaded.labels == model.labels)
-        #expect(loaded.formatVersion == 2)
+        #expect(loaded.formatVersion == 3)
     }
 
     @Test("Each cipher round-trips, with one chunk, many chunks, and an empty plaintext",

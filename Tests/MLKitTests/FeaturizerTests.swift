@@ -51,6 +51,9 @@ struct FeatureHashAgreementTests {
         String(repeating: "supercalifragilistic ", count: 20) + "ﬁne Ｔｏｋｙｏ",
         // Joiners inside words and at their edges, ASCII and not.
         "don’t open‐source non‑stop ١٢٫٥ ١٬٠٠٠ 1,000 x--y -lead trail- e.g. co_op a'b' ℓ-x",
+        // Punctuation and symbols between words, at both ends, ASCII and not, and ill-formed
+        // text's replacement character.
+        "\"Wow!!!\" :) (really?) — 50% … 「北京」。 ＡＢ！ $5 © x\u{200B}y \u{FFFD}; end.",
     ]
 
     static let configurations: [FeaturizerConfiguration] = [
@@ -67,6 +70,9 @@ struct FeatureHashAgreementTests {
         .init(scriptBigrams: false),
         .init(maxWordNGram: 2, wordParts: true),
         .init(maxWordNGram: 2, scriptBigrams: false),
+        .init(maxWordNGram: 2, wordParts: true, punctuation: true),
+        .init(tokenizer: Tokenizer(normalization: .init(compatibilityFolding: true)), maxWordNGram: 3,
+              characterNGrams: 2...3, punctuation: true),
     ]
 
     @Test("Every feature hash equals FNV-1a of its reference key", arguments: configurations)
@@ -130,6 +136,36 @@ struct FeatureHashAgreementTests {
         #expect(bigrams.featureKeys(for: "free open‐source") == ["free", "open‐source", "free open‐source", "open", "source"])
         let plain = try Featurizer(configuration: .init())
         #expect(plain.featureKeys(for: "Open-source isn't") == ["open-source", "isn't"])
+    }
+
+    @Test("Punctuation: each run of punctuation and symbols between words is a token in the n-grams")
+    func punctuation() throws {
+        let featurizer = try Featurizer(configuration: .init(maxWordNGram: 2, punctuation: true))
+        #expect(featurizer.featureKeys(for: "Wow!!! :) (really?)") == [
+            "wow", "!!!", "wow !!!", ":)", "!!! :)", "(", ":) (", "really", "( really", "?)", "really ?)",
+        ])
+        // Whitespace, controls and format characters end a run; joiners at a word's edge are
+        // punctuation, inside it part of the word; symbols and non-ASCII punctuation count.
+        #expect(featurizer.featureKeys(for: "-lead e.g. x\u{200B}… 「北」 $5 ©") == [
+            "-", "lead", "- lead", "e.g", "lead e.g", ".", "e.g .", "x", ". x", "…", "x …", "「", "… 「",
+            "北", "「 北", "」", "北 」", "$", "」 $", "5", "$ 5", "©", "5 ©",
+        ])
+        // The hashes of the fast path are those of the keys, in the same order.
+        var scratch = FeatureScratch()
+        var fast: [UInt64] = []
+        Tokenizer.withUTF8("Wow!!! :) (really?)") { bytes in
+            featurizer.forEachFeatureHash(in: bytes, scratch: &scratch) { fast.append($0) }
+        }
+        #expect(fast == featurizer.featureKeys(for: "Wow!!! :) (really?)").map(FeatureHash.of))
+        let words = try Featurizer(configuration: .init(maxWordNGram: 2))
+        #expect(words.featureKeys(for: "Wow!!! :) (really?)") == ["wow", "really", "wow really"])
+    }
+
+    @Test("Punctuation runs from ICU words", .enabled(if: Tokenizer.isICUAvailable))
+    func icuPunctuation() throws {
+        let configuration = FeaturizerConfiguration(tokenizer: Tokenizer(segmentation: .icu), punctuation: true)
+        let featurizer = try Featurizer(configuration: configuration)
+        #expect(featurizer.featureKeys(for: "「我们」!") == ["「", "我们", "」!"])
     }
 
     @Test("The word scanner marks as joined exactly the tokens that have parts")

@@ -19,7 +19,7 @@ struct ModelFileRoundTripTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["headlines.mlkit"])  // no temporary left
 
         let loaded = try TextClassifier(contentsOf: url)
-        #expect(loaded.formatVersion == 2)
+        #expect(loaded.formatVersion == 3)
         #expect(loaded.labels == trained.labels)
         #expect(loaded.metadata == metadata)
         #expect(loaded.trainingSummary?.algorithm == algorithm)
@@ -72,12 +72,15 @@ struct ModelFileRoundTripTests {
 struct GoldenModelFileTests {
     @Test("Files of every format version load and predict as they did when written",
           arguments: [(1, "v1-headlines-svm.mlkit"), (1, "v1-headlines-cnb.mlkit"),
-                      (2, "v2-headlines-svm.mlkit"), (2, "v2-headlines-cnb.mlkit")])
+                      (2, "v2-headlines-svm.mlkit"), (2, "v2-headlines-cnb.mlkit"),
+                      (3, "v3-headlines-svm.mlkit"), (3, "v3-headlines-cnb.mlkit")])
     func everyVersion(version: Int, file: String) throws {
         let classifier = try TextClassifier(contentsOf: Reference.models.appendingPathComponent(file))
         #expect(classifier.formatVersion == version)
-        // Word parts came with version 2: version 1 files featurize without them.
+        // Word parts came with version 2 and punctuation with version 3: older files featurize
+        // without them.
         #expect(classifier.featurizerConfiguration.wordParts == (version >= 2))
+        #expect(classifier.featurizerConfiguration.punctuation == (version >= 3))
         #expect(classifier.labels == ["Tech", "US Politics"])
         #expect(classifier.metadata.author == "mlkit tests")
         #expect(classifier.metadata.version == "golden-\(version)")
@@ -118,9 +121,9 @@ struct DamagedModelFileTests {
     @Test("A newer format version names both versions")
     func newerVersion() {
         var data = Self.golden
-        data.replaceSubrange(8..<12, with: [3, 0, 0, 0])
+        data.replaceSubrange(8..<12, with: [4, 0, 0, 0])
         #expect(throws: MLKitError(.unsupportedVersion,
-                                   "model format version 3 is newer than this mlkit reads (versions 1–2); upgrade mlkit",
+                                   "model format version 4 is newer than this mlkit reads (versions 1–3); upgrade mlkit",
                                    at: .init(file: "new.mlkit"))) {
             try TextClassifier(modelFileData: Self.resealed(data), source: "new.mlkit")
         }

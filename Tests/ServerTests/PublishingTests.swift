@@ -19,7 +19,7 @@ struct PublishingTests {
         #expect(upload.status == 201)
         #expect(upload.json["sha256"] as? String == expectedSHA)
         #expect(upload.json["size"] as? Int == model.count)
-        #expect(upload.json["formatVersion"] as? Int == 2)
+        #expect(upload.json["formatVersion"] as? Int == 3)
         #expect(upload.json["encrypted"] as? Bool == false)
         #expect(upload.json["version"] as? String == "1.0")
         // Content addressing: the file sits at models/<sha256>, and nothing is left in uploads/.
@@ -43,7 +43,7 @@ struct PublishingTests {
         #expect(entry["sha256"] as? String == expectedSHA)
         #expect(entry["size"] as? Int == model.count)
         #expect(entry["version"] as? String == "1.0")
-        #expect(entry["formatVersion"] as? Int == 2)
+        #expect(entry["formatVersion"] as? Int == 3)
         #expect(entry["encrypted"] as? Bool == false)
         #expect(entry["keyIdentifier"] == nil)
         let downloadURL = try #require(entry["downloadURL"] as? String)

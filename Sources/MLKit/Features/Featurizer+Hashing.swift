@@ -24,7 +24,7 @@ extension Featurizer {
             var previousWasIdeographic = false
             withUnsafeTemporaryAllocation(of: FeatureHash.self, capacity: 3) { storage in
                 let states = storage.baseAddress!
-                Self.forEachToken(of: configuration.tokenizer, in: bytes) { token, joined in
+                Self.forEachToken(of: configuration.tokenizer, punctuation: configuration.punctuation, in: bytes) { token, joined in
                     let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                     let isIdeographic = token.kind == .ideographic
                     states[0] = FeatureHash()
@@ -66,7 +66,7 @@ extension Featurizer {
             var historyCount = 0
             var previousEnd = -1
             var previousWasIdeographic = false
-            Self.forEachToken(of: tokenizer, in: bytes) { token, joined in
+            Self.forEachToken(of: tokenizer, punctuation: configuration.punctuation, in: bytes) { token, joined in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 let isIdeographic = token.kind == .ideographic
                 let ngrams = min(maxN, historyCount + 1)
@@ -98,17 +98,43 @@ extension Featurizer {
 
     /// Calls `body` with each token and whether it has joiners inside (`true`, `false`, or
     /// `nil` when unknown), running the standard word scanner's loop in place so that `body`
-    /// is inlined into it; other tokenizers go through ``Tokenizer/enumerateTokens(inUTF8:_:)``
-    /// and do not know.
+    /// is inlined into it; other tokenizers' tokens are gathered first from
+    /// ``Tokenizer/enumerateTokens(inUTF8:_:)``, and do not know. With `punctuation`, the runs
+    /// of punctuation and symbols before each token and after the last come too, in text order,
+    /// as tokens of kind `punctuation`. `body` has two call sites, one per kind, so that the
+    /// compiler inlines it and the scanner into one loop.
     @inline(__always)
-    private static func forEachToken(of tokenizer: Tokenizer, in bytes: UnsafeBufferPointer<UInt8>,
+    private static func forEachToken(of tokenizer: Tokenizer, punctuation: Bool, in bytes: UnsafeBufferPointer<UInt8>,
                                      _ body: (Token, Bool?) -> Void) {
-        guard tokenizer.unit == .word && tokenizer.segmentation == .standard else {
-            tokenizer.enumerateTokens(inUTF8: bytes) { body($0, nil) }
-            return
-        }
+        let standard = tokenizer.unit == .word && tokenizer.segmentation == .standard
+        var gathered: [Token] = []
+        if !standard { tokenizer.enumerateTokens(inUTF8: bytes) { gathered.append($0) } }
         var scanner = WordScanner(bytes)
-        while let token = scanner.next() { body(token, scanner.joined) }
+        var taken = 0
+        // Where the text not yet passed to `body` starts: the gap before the next token.
+        var gapStart = 0
+        while true {
+            let next: Token?
+            let joined: Bool?
+            if standard {
+                next = scanner.next()
+                joined = scanner.joined
+            } else {
+                next = taken < gathered.count ? gathered[taken] : nil
+                taken += 1
+                joined = nil
+            }
+            if punctuation {
+                let gapEnd = next?.range.lowerBound ?? bytes.count
+                while let run = PunctuationScanner.firstRun(in: bytes, gapStart..<gapEnd) {
+                    body(Token(range: run, kind: .punctuation), false)
+                    gapStart = run.upperBound
+                }
+            }
+            guard let token = next else { return }
+            body(token, joined)
+            gapStart = token.range.upperBound
+        }
     }
 
     /// Calls `body` with each part of a word or number that has joiners inside (`'`, `’`, `.`,
@@ -237,7 +263,7 @@ extension Featurizer {
         scratch.hashes.removeAll(keepingCapacity: true)
         scratch.text.reserveCapacity(2 * bytes.count + 16)
         var going = true
-        Self.forEachToken(of: configuration.tokenizer, in: bytes) { token, _ in
+        Self.forEachToken(of: configuration.tokenizer, punctuation: configuration.punctuation, in: bytes) { token, _ in
             guard going else { return }
             let start = scratch.text.count
             let position = scratch.tokens.count

@@ -52,6 +52,10 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
     /// `open-source` gives `open` and `source` besides itself, `don't` gives `don` and `t`.
     /// Models written before this setting existed read it as `false`.
     public var wordParts: Bool
+    /// Also count each run of punctuation marks and symbols between words as a token, which
+    /// takes part in word n-grams: `wow!!! :)` gives `wow`, `!!!`, `:)`, `wow !!!` and `!!! :)`.
+    /// Models written before this setting existed (format versions 1 and 2) read it as `false`.
+    public var punctuation: Bool
     /// How features map to indices.
     public var indexing: Indexing
     /// How counts become values.
@@ -69,18 +73,21 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
     ///   - characterNGrams: Character n-gram lengths (default: none).
     ///   - scriptBigrams: Bigrams over scripts without spaces (default `true`).
     ///   - wordParts: The parts of joined words as words too (default `false`).
+    ///   - punctuation: Runs of punctuation and symbols as tokens too (default `false`).
     ///   - indexing: Hashing or a vocabulary (default: hashing into 2^20 buckets).
     ///   - weighting: Counts, binary or TF-IDF (default: counts).
     ///   - sublinearTF: `1 + ln(count)` (default `false`).
     ///   - l2Normalize: Unit-length vectors (default `false`).
     public init(tokenizer: Tokenizer = Tokenizer(), maxWordNGram: Int = 1, characterNGrams: ClosedRange<Int>? = nil,
-                scriptBigrams: Bool = true, wordParts: Bool = false, indexing: Indexing = .hashed(bits: 20),
+                scriptBigrams: Bool = true, wordParts: Bool = false, punctuation: Bool = false,
+                indexing: Indexing = .hashed(bits: 20),
                 weighting: Weighting = .counts, sublinearTF: Bool = false, l2Normalize: Bool = false) {
         self.tokenizer = tokenizer
         self.maxWordNGram = maxWordNGram
         self.characterNGrams = characterNGrams
         self.scriptBigrams = scriptBigrams
         self.wordParts = wordParts
+        self.punctuation = punctuation
         self.indexing = indexing
         self.weighting = weighting
         self.sublinearTF = sublinearTF
@@ -88,11 +95,12 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case tokenizer, maxWordNGram, characterNGrams, scriptBigrams, wordParts, indexing, weighting, sublinearTF,
-             l2Normalize
+        case tokenizer, maxWordNGram, characterNGrams, scriptBigrams, wordParts, punctuation, indexing, weighting,
+             sublinearTF, l2Normalize
     }
 
-    /// Decodes a configuration; `wordParts` is `false` when absent, as in files written before it existed.
+    /// Decodes a configuration; `wordParts` and `punctuation` are `false` when absent, as in files
+    /// written before they existed.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         tokenizer = try container.decode(Tokenizer.self, forKey: .tokenizer)
@@ -100,6 +108,7 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
         characterNGrams = try container.decodeIfPresent(ClosedRange<Int>.self, forKey: .characterNGrams)
         scriptBigrams = try container.decode(Bool.self, forKey: .scriptBigrams)
         wordParts = try container.decodeIfPresent(Bool.self, forKey: .wordParts) ?? false
+        punctuation = try container.decodeIfPresent(Bool.self, forKey: .punctuation) ?? false
         indexing = try container.decode(Indexing.self, forKey: .indexing)
         weighting = try container.decode(Weighting.self, forKey: .weighting)
         sublinearTF = try container.decode(Bool.self, forKey: .sublinearTF)

@@ -31,10 +31,11 @@ struct ModelContainer {
     static let encryptedMagic = Array("MLKITENC".utf8)
     static let footerMagic = Array("MEND".utf8)
     /// The version this mlkit writes. Version 2 added the featurizer's `wordParts` to the
-    /// header: a version 1 reader would ignore it and featurize differently, so it must refuse.
-    static let currentVersion: UInt32 = 2
+    /// header, and version 3 its `punctuation`: a reader of an earlier version would ignore the
+    /// field and featurize differently, so it must refuse.
+    static let currentVersion: UInt32 = 3
     /// Every version this mlkit reads: all that were ever released.
-    static let readableVersions: ClosedRange<UInt32> = 1...2
+    static let readableVersions: ClosedRange<UInt32> = 1...3
     static let alignment = 64
     static let sectionEntrySize = 64
     static let sectionNameSize = 40

@@ -36,6 +36,10 @@ public struct Token: Sendable, Hashable {
         case ideographic
         /// A sentence, paragraph or document.
         case segment
+        /// A run of punctuation marks and symbols between words (`!!!`, `:)`, `("`). The
+        /// tokenizer never returns one; the featurizer counts them as tokens when
+        /// ``FeaturizerConfiguration/punctuation`` is on.
+        case punctuation
     }
 
     /// The token's position, as byte offsets into the text's UTF-8 encoding.
