@@ -146,9 +146,14 @@ struct FeatureHashAgreementTests {
         ])
         // Whitespace, controls and format characters end a run; joiners at a word's edge are
         // punctuation, inside it part of the word; symbols and non-ASCII punctuation count.
-        #expect(featurizer.featureKeys(for: "-lead e.g. x\u{200B}… 「北」 $5 ©") == [
-            "-", "lead", "- lead", "e.g", "lead e.g", ".", "e.g .", "x", ". x", "…", "x …", "「", "… 「",
+        #expect(featurizer.featureKeys(for: "-lead e.g.! x\u{200B}… 「北」 $5 ©") == [
+            "-", "lead", "- lead", "e.g", "lead e.g", ".!", "e.g .!", "x", ".! x", "…", "x …", "「", "… 「",
             "北", "「 北", "」", "北 」", "$", "」 $", "5", "$ 5", "©", "5 ©",
+        ])
+        // A full stop or a comma alone is not a token, in any script; in a longer run it is.
+        #expect(featurizer.featureKeys(for: "Hi, there. Yes!. 好。 ok... ，ＯＫ．") == [
+            "hi", "there", "hi there", "yes", "there yes", "!.", "yes !.", "好", "!. 好", "ok", "好 ok", "...",
+            "ok ...", "ｏｋ", "... ｏｋ",
         ])
         // The hashes of the fast path are those of the keys, in the same order.
         var scratch = FeatureScratch()

@@ -54,6 +54,7 @@ public struct FeaturizerConfiguration: Sendable, Hashable, Codable {
     public var wordParts: Bool
     /// Also count each run of punctuation marks and symbols between words as a token, which
     /// takes part in word n-grams: `wow!!! :)` gives `wow`, `!!!`, `:)`, `wow !!!` and `!!! :)`.
+    /// A full stop or a comma alone (`.`, `,`, `。`, `、`) is not counted.
     /// Models written before this setting existed (format versions 1 and 2) read it as `false`.
     public var punctuation: Bool
     /// How features map to indices.

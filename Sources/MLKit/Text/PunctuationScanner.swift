@@ -2,11 +2,16 @@
 /// featurizer counts as tokens of their own when ``FeaturizerConfiguration/punctuation`` is on.
 ///
 /// A run is a maximal sequence of scalars of general category P* (punctuation) or S* (symbols):
-/// `!!!`, `:)`, `("`, `--`, `…`, `。`. Whitespace, controls, format characters, stray combining
-/// marks and ill-formed bytes end a run and belong to none.
+/// `!!!`, `:)`, `("`, `--`, `…`, `」。`. Whitespace, controls, format characters, stray combining
+/// marks and ill-formed bytes end a run and belong to none. A run that is one full stop or one
+/// comma alone (`.`, `,`, `。`, `、`, `，`, `．`) does not count: those end most sentences and
+/// clauses, so they are the most frequent runs and tell classes apart the least. Skipping them
+/// keeps most of the accuracy that punctuation adds, for half the extra features
+/// (`docs/features.md`).
 enum PunctuationScanner {
-    /// The byte range of the first run in `bytes[range]`, which must start and end at scalar
-    /// boundaries (between two tokens, or at either end of the text), or `nil` if it has none.
+    /// The byte range of the first run in `bytes[range]` that counts, or `nil` if there is none.
+    /// `range` must start and end at scalar boundaries (between two tokens, or at either end of
+    /// the text).
     @inline(__always)
     static func firstRun(in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int>? {
         guard let base = bytes.baseAddress else { return nil }
@@ -27,11 +32,27 @@ enum PunctuationScanner {
             if member {
                 if start < 0 { start = index }
             } else if start >= 0 {
-                return start..<index
+                if !isLoneStop(base + start, count: index - start) { return start..<index }
+                start = -1
             }
             index += length
         }
-        return start >= 0 ? start..<end : nil
+        return start >= 0 && !isLoneStop(base + start, count: end - start) ? start..<end : nil
+    }
+
+    /// Whether the run of `count` bytes at `run` is one full stop or comma alone: `.` or `,`,
+    /// or one of `。` (U+3002), `、` (U+3001), `，` (U+FF0C) and `．` (U+FF0E).
+    @inline(__always)
+    static func isLoneStop(_ run: UnsafePointer<UInt8>, count: Int) -> Bool {
+        switch count {
+        case 1:
+            return run[0] == UInt8(ascii: ".") || run[0] == UInt8(ascii: ",")
+        case 3:
+            return (run[0] == 0xE3 && run[1] == 0x80 && (run[2] == 0x81 || run[2] == 0x82))
+                || (run[0] == 0xEF && run[1] == 0xBC && (run[2] == 0x8C || run[2] == 0x8E))
+        default:
+            return false
+        }
     }
 
     /// Whether the scalar with this value is punctuation or a symbol (general category P* or S*).
