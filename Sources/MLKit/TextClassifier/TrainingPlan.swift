@@ -95,9 +95,9 @@ struct TrainingPlan {
     /// of joined words as words too (`open` and `source` in `open-source`): on the benchmark sets
     /// that adds 0.5–0.7 points of accuracy where joined words are common (`docs/features.md`).
     /// They count runs of punctuation as tokens too: in 5-fold cross-validation of the SVM on the
-    /// training sets that adds 0.5–6 points of accuracy on five of the six benchmark sets where
-    /// `auto` keeps the SVM, and changes wordnet-hypernyms by −0.03 points (`docs/features.md`,
-    /// session 20).
+    /// training sets that adds 0.6–5.5 points of accuracy on five of the six benchmark sets where
+    /// `auto` keeps the SVM, and changes wordnet-hypernyms by −0.07 points, within its standard
+    /// error (`docs/features.md`, session 20).
     func features(for algorithm: Algorithm) -> FeaturizerConfiguration {
         let ngrams = parameters.maxWordNGram ?? 2
         switch algorithm {
