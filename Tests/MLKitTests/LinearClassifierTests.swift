@@ -223,23 +223,29 @@ private struct IllConditionedQuadratic: SecondOrderObjective {
     func evaluate(_ x: UnsafeBufferPointer<Float>, _ g: UnsafeMutableBufferPointer<Float>) -> Double {
         let total = x.reduce(0) { $0 + Double($1) }
         for i in a.indices { g[i] = Float(a[i] * (Double(x[i]) - c[i]) + (total - 1)) }
-        return value(at: x)
+        return value(at: x, plus: nil)
     }
 
-    func value(at x: UnsafeBufferPointer<Float>) -> Double {
-        let total = x.reduce(0) { $0 + Double($1) }
+    func value(at x: UnsafeBufferPointer<Float>, plus step: UnsafeBufferPointer<Float>?) -> Double {
+        let point = a.indices.map { Double(x[$0]) + Double(step?[$0] ?? 0) }
+        let total = point.reduce(0, +)
         return a.indices.reduce(0.5 * (total - 1) * (total - 1)) { sum, i in
-            sum + 0.5 * a[i] * (Double(x[i]) - c[i]) * (Double(x[i]) - c[i])
+            sum + 0.5 * a[i] * (point[i] - c[i]) * (point[i] - c[i])
         }
     }
 
-    func hessianDiagonal(into diagonal: UnsafeMutableBufferPointer<Float>) {
-        for i in a.indices { diagonal[i] = Float(a[i] + 1) }
+    func hessianDiagonal(into preconditioner: Preconditioner) {
+        a.map { Float($0 + 1) }.withUnsafeBufferPointer { preconditioner.store($0, at: 0) }
     }
 
-    func hessianProduct(_ d: UnsafeBufferPointer<Float>, into product: UnsafeMutableBufferPointer<Float>) {
+    func hessianCurvature(along d: UnsafeBufferPointer<Float>) -> Double {
         let total = d.reduce(0) { $0 + Double($1) }
-        for i in a.indices { product[i] = Float(a[i] * Double(d[i]) + total) }
+        return a.indices.reduce(total * total) { $0 + a[$1] * Double(d[$1]) * Double(d[$1]) }
+    }
+
+    func addHessianProduct(_ d: UnsafeBufferPointer<Float>, scale: Float, to target: UnsafeMutableBufferPointer<Float>) {
+        let total = d.reduce(0) { $0 + Double($1) }
+        for i in a.indices { target[i] += scale * Float(a[i] * Double(d[i]) + total) }
     }
 }
 
@@ -272,18 +278,49 @@ struct TrustRegionNewtonTests {
         let ahead = gradient(at: zip(point, direction).map { $0 + step * $1 })
         let behind = gradient(at: zip(point, direction).map { $0 - step * $1 })
         _ = gradient(at: point)
-        var product = [Float](repeating: 0, count: count)
-        direction.withUnsafeBufferPointer { d in product.withUnsafeMutableBufferPointer { loss.hessianProduct(d, into: $0) } }
+        // The product, added twice to a vector that holds 1s: 1 + 2 ∇²f d.
+        var product = [Float](repeating: 1, count: count)
+        let curvature = direction.withUnsafeBufferPointer { d in
+            let curvature = loss.hessianCurvature(along: d)
+            product.withUnsafeMutableBufferPointer { loss.addHessianProduct(d, scale: 2, to: $0) }
+            product.withUnsafeMutableBufferPointer { loss.addHessianProduct(d, scale: -1, to: $0) }
+            return curvature
+        }
+        product = product.map { $0 - 1 }
         let scale = product.map { abs($0) }.max()!
         for index in 0..<count {
             let difference = (ahead[index] - behind[index]) / (2 * step)
             #expect(abs(difference - product[index]) <= 2e-3 * scale, "parameter \(index)")
         }
-        // value(at:) agrees with evaluate, and leaves the Hessian's point alone.
-        let value = point.withUnsafeBufferPointer { loss.value(at: $0) }
+        // The curvature is dᵀ(∇²f d).
+        let dot = zip(direction, product).reduce(0) { $0 + Double($1.0) * Double($1.1) }
+        #expect(abs(curvature - dot) <= 1e-4 * abs(dot), "curvature \(curvature), dᵀ(∇²f d) \(dot)")
+        // value(at:plus:) agrees with evaluate, and leaves the Hessian's point alone.
+        let value = point.withUnsafeBufferPointer { loss.value(at: $0, plus: nil) }
         var again = [Float](repeating: 0, count: count)
         let evaluated = point.withUnsafeBufferPointer { x in again.withUnsafeMutableBufferPointer { loss.evaluate(x, $0) } }
         #expect(value == evaluated)
+        // With a step, it is f at the sum, which the solver never stores.
+        let sum = zip(point, direction).map { $0 + $1 }
+        let atSum = sum.withUnsafeBufferPointer { loss.value(at: $0, plus: nil) }
+        let plus = point.withUnsafeBufferPointer { x in direction.withUnsafeBufferPointer { loss.value(at: x, plus: $0) } }
+        #expect(abs(plus - atSum) <= 1e-5 * abs(atSum), "f(x + s) \(plus), f at the stored sum \(atSum)")
+    }
+
+    @Test("The preconditioner keeps its entries in bfloat16, mixed with the identity")
+    func preconditionerStorage() {
+        let preconditioner = Preconditioner(count: 5, mix: 0.5)
+        #expect((0..<5).allSatisfy { preconditioner[$0] == 1 })
+        let diagonal: [Float] = [1, 3.14159, 1e6, 0.0001]
+        diagonal.withUnsafeBufferPointer { preconditioner.store($0, at: 1) }
+        #expect(preconditioner[0] == 1)
+        for (index, value) in diagonal.enumerated() {
+            let mixed = 0.5 + 0.5 * value
+            #expect(abs(preconditioner[index + 1] - mixed) <= mixed / 256, "entry \(index + 1)")
+        }
+        // Rounded to nearest: 1 + 2⁻⁸ is halfway between two bfloat16 values and goes to the even one, 1.
+        #expect(Preconditioner.encode(1 + 1.0 / 256) == Preconditioner.encode(1))
+        #expect(Preconditioner.encode(1 + 3.0 / 512) == Preconditioner.encode(1 + 1.0 / 128))
     }
 }
 

@@ -12,9 +12,10 @@
 ///
 /// The solver is ``TrustRegionNewton`` (LIBLINEAR's `-s 0` solver, here for the multinomial
 /// loss) from zero or from a warm start, stopping when `‖∇f‖₂ ≤ tolerance · ‖∇f(0)‖₂` or
-/// after ``maxIterations`` Newton iterations. It keeps seven vectors of `features × classes`
-/// floats, where L-BFGS with memory `m` keeps `2m + 6`; each conjugate-gradient step is one
-/// Hessian-vector product, a pass over the data as costly as a gradient. The loss, gradient and
+/// after ``maxIterations`` Newton iterations. It keeps four and a half vectors' worth of
+/// `features × classes` floats (four, and the preconditioner in bfloat16), where L-BFGS with
+/// memory `m` keeps `2m + 6`; each conjugate-gradient step is one Hessian-vector product, a pass
+/// over the data as costly as a gradient. The loss, gradient and
 /// Hessian products (``SoftmaxLoss``) are computed on the training matrix's used columns only
 /// (``ColumnCompaction``); unused features get weight 0. Results are identical for every thread
 /// count. Probabilities are `softmax(scores)`, temperature 1.

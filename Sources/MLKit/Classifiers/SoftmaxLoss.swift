@@ -20,7 +20,10 @@ import Foundation
 /// and the gradient are bit-for-bit the same on any number of threads, and no per-thread
 /// `features × classes` gradient buffer is ever allocated. A Hessian-vector product has the same
 /// two passes, with `Qᵢ` in place of `Rᵢ`, computed from the probabilities `pᵢ` of the last
-/// point given to ``evaluate(_:_:)``; ``value(at:)`` computes `f` alone and leaves them as they are.
+/// point given to ``evaluate(_:_:)``: the row pass also gives `dᵀ∇²f d`
+/// (``hessianCurvature(along:)``), and the feature pass adds a multiple of the product to a
+/// vector of the solver's (``addHessianProduct(_:scale:to:)``) instead of storing it.
+/// ``value(at:plus:)`` computes `f` alone and leaves the `pᵢ` as they are.
 struct SoftmaxLoss: Sendable {
     let matrix: SparseMatrix
     let columns: SparseColumns
@@ -70,22 +73,35 @@ struct SoftmaxLoss: Sendable {
         return featurePasses(parameters, into: gradient.baseAddress!) + lossTotal()
     }
 
-    /// `f(point)` alone; the point of the Hessian-vector products stays the same.
-    func value(at point: UnsafeBufferPointer<Float>) -> Double {
+    /// `f(point + step)` (`f(point)` when `step` is `nil`) alone; the point of the Hessian-vector
+    /// products stays the same. The sum `point + step` is never stored: the trust-region solver
+    /// evaluates its trial points without a vector for them.
+    func value(at point: UnsafeBufferPointer<Float>, plus step: UnsafeBufferPointer<Float>?) -> Double {
         let parameters = SharedPointer(readOnly: point.baseAddress!)
+        let offset = step.map { SharedPointer(readOnly: $0.baseAddress!) }
         let loss = self
-        _ = Parallel.map(matrix.rows, threads: threads) { rows in loss.rowPass(rows, parameters.base, keep: false) }
+        _ = Parallel.map(matrix.rows, threads: threads) { rows in
+            loss.rowPass(rows, parameters.base, plus: offset?.base, keep: false)
+        }
         _ = Parallel.map(matrix.columns, threads: threads) { features in
-            for feature in features { loss.featureSquares.base[feature] = loss.square(parameters.base + feature * loss.classes) }
+            for feature in features {
+                let weights = parameters.base + feature * loss.classes
+                loss.featureSquares.base[feature] = if let offset {
+                    loss.squareOfSum(weights, offset.base + feature * loss.classes)
+                } else {
+                    loss.square(weights)
+                }
+            }
         }
         return 0.5 * squareTotal() + lossTotal()
     }
 
-    /// Writes the diagonal of `∇²f(x)`, `x` the point of the last ``evaluate(_:_:)``, into
-    /// `diagonal`: `1 + Σᵢ x_if² Dᵢ,c` for the weights and `Σᵢ Dᵢ,c` for the bias, with
-    /// `Dᵢ,c = C w_{yᵢ} pᵢ,c (1 − pᵢ,c)`. One pass like a Hessian-vector product.
-    func hessianDiagonal(into diagonal: UnsafeMutableBufferPointer<Float>) {
-        let loss = self, target = SharedPointer(diagonal.baseAddress!)
+    /// Hands the diagonal of `∇²f(x)`, `x` the point of the last ``evaluate(_:_:)``, to
+    /// `preconditioner`, one feature row at a time: `1 + Σᵢ x_if² Dᵢ,c` for the weights and
+    /// `Σᵢ Dᵢ,c` for the bias, with `Dᵢ,c = C w_{yᵢ} pᵢ,c (1 − pᵢ,c)`. One pass like a
+    /// Hessian-vector product.
+    func hessianDiagonal(into preconditioner: Preconditioner) {
+        let loss = self
         _ = Parallel.map(matrix.rows, threads: threads) { rows in
             for row in rows {
                 let probability = loss.probabilities.base + row * loss.classes
@@ -95,27 +111,64 @@ struct SoftmaxLoss: Sendable {
             }
         }
         _ = Parallel.map(featureRanges.count, threads: featureRanges.count) { parts in
-            for part in parts {
-                for feature in loss.featureRanges[part] {
-                    let row = target.base + feature * loss.classes
-                    row.update(repeating: 1, count: loss.classes)
-                    for entry in loss.columns.columnStarts[feature]..<loss.columns.columnStarts[feature + 1] {
-                        let value = loss.squaredValues[entry]
-                        SparseKernels.addScaled(value, loss.residuals.base + Int(loss.columns.rows[entry]) * loss.classes,
-                                                to: row, count: loss.classes)
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: loss.classes) { row in
+                for part in parts {
+                    for feature in loss.featureRanges[part] {
+                        row.update(repeating: 1)
+                        for entry in loss.columns.columnStarts[feature]..<loss.columns.columnStarts[feature + 1] {
+                            let value = loss.squaredValues[entry]
+                            SparseKernels.addScaled(value, loss.residuals.base + Int(loss.columns.rows[entry]) * loss.classes,
+                                                    to: row.baseAddress!, count: loss.classes)
+                        }
+                        preconditioner.store(UnsafeBufferPointer(row), at: feature * loss.classes)
                     }
                 }
             }
         }
-        biasSum(into: diagonal.baseAddress! + matrix.columns * classes)
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: classes) { bias in
+            biasSum(into: bias.baseAddress!)
+            preconditioner.store(UnsafeBufferPointer(bias), at: matrix.columns * classes)
+        }
     }
 
-    /// Writes `∇²f(x) · direction` into `product`, at the point `x` of the last ``evaluate(_:_:)``.
-    func hessianProduct(_ direction: UnsafeBufferPointer<Float>, into product: UnsafeMutableBufferPointer<Float>) {
+    /// Returns `dᵀ ∇²f(x) d` for `d = direction`, at the point `x` of the last
+    /// ``evaluate(_:_:)``, and keeps each row's `Qᵢ` for ``addHessianProduct(_:scale:to:)``:
+    /// `‖V‖² + Σᵢ uᵢ · Qᵢ` (the bias is not regularized), summed in a fixed order. One pass over
+    /// the rows, and one over the features for `‖V‖²`.
+    func hessianCurvature(along direction: UnsafeBufferPointer<Float>) -> Double {
         let vector = SharedPointer(readOnly: direction.baseAddress!)
         let loss = self
         _ = Parallel.map(matrix.rows, threads: threads) { rows in loss.curvatureRowPass(rows, vector.base) }
-        _ = featurePasses(vector, into: product.baseAddress!)
+        _ = Parallel.map(matrix.columns, threads: threads) { features in
+            for feature in features { loss.featureSquares.base[feature] = loss.square(vector.base + feature * loss.classes) }
+        }
+        return squareTotal() + lossTotal()
+    }
+
+    /// Adds `scale · ∇²f(x) d` to `target`, `d = direction` as given to the last
+    /// ``hessianCurvature(along:)``: `V + Xᵀ Q` for the weights, `Σᵢ Qᵢ` for the bias. The
+    /// product is never stored: each feature's row is summed on the stack, then added.
+    func addHessianProduct(_ direction: UnsafeBufferPointer<Float>, scale: Float,
+                           to target: UnsafeMutableBufferPointer<Float>) {
+        let vector = SharedPointer(readOnly: direction.baseAddress!), output = SharedPointer(target.baseAddress!)
+        let loss = self
+        _ = Parallel.map(featureRanges.count, threads: featureRanges.count) { parts in
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: loss.classes) { row in
+                for part in parts {
+                    for feature in loss.featureRanges[part] {
+                        row.baseAddress!.update(from: vector.base + feature * loss.classes, count: loss.classes)
+                        loss.accumulateResiduals(of: feature, into: row.baseAddress!)
+                        let destination = output.base + feature * loss.classes
+                        for lane in 0..<loss.classes { destination[lane] += scale * row[lane] }
+                    }
+                }
+            }
+        }
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: classes) { bias in
+            biasSum(into: bias.baseAddress!)
+            let destination = target.baseAddress! + matrix.columns * classes
+            for lane in 0..<classes { destination[lane] += scale * bias[lane] }
+        }
     }
 
     /// The feature pass over every feature range, then the bias row `Σᵢ Rᵢ`; returns `½‖W‖²`.
@@ -136,23 +189,42 @@ struct SoftmaxLoss: Sendable {
         return square
     }
 
+    /// `‖v + s‖²` of one weight row and its step, in double precision.
+    @inline(__always)
+    private func squareOfSum(_ row: UnsafeMutablePointer<Float>, _ step: UnsafeMutablePointer<Float>) -> Double {
+        var square = 0.0
+        for lane in 0..<classes {
+            let value = Double(row[lane] + step[lane])
+            square += value * value
+        }
+        return square
+    }
+
     /// Writes `xᵢ M + m` into row `i`'s lane of the scratch buffer and returns it, where `point`
-    /// holds `M` feature-major followed by `m` (the parameter layout: weights, then biases).
+    /// holds `M` feature-major followed by `m` (the parameter layout: weights, then biases); with
+    /// `step`, `xᵢ (M + S) + m + s` from a second vector of parameters.
     @inline(__always)
     private func linearRow(_ row: Int, _ indices: UnsafeBufferPointer<Int32>, _ values: UnsafeBufferPointer<Float>,
-                           _ point: UnsafeMutablePointer<Float>) -> UnsafeMutablePointer<Float> {
+                           _ point: UnsafeMutablePointer<Float>,
+                           plus step: UnsafeMutablePointer<Float>? = nil) -> UnsafeMutablePointer<Float> {
         let lane = residuals.base + row * classes
         lane.update(from: point + matrix.columns * classes, count: classes)
         SparseKernels.accumulateRows(indices: indices, values: values, weights: point, classes: classes, into: lane)
+        if let step {
+            let biasStep = step + matrix.columns * classes
+            for index in 0..<classes { lane[index] += biasStep[index] }
+            SparseKernels.accumulateRows(indices: indices, values: values, weights: step, classes: classes, into: lane)
+        }
         return lane
     }
 
-    /// Scores, loss and residual of each row in `rows`.
+    /// Scores, loss and residual of each row in `rows`, at `parameters` (plus `step`).
     /// With `keep`, the residuals and probabilities are stored for the gradient and the
     /// Hessian; without, only the losses.
-    private func rowPass(_ rows: Range<Int>, _ parameters: UnsafeMutablePointer<Float>, keep: Bool) {
+    private func rowPass(_ rows: Range<Int>, _ parameters: UnsafeMutablePointer<Float>,
+                         plus step: UnsafeMutablePointer<Float>? = nil, keep: Bool) {
         matrix.forEachRow(in: rows) { row, indices, values in
-            let scores = linearRow(row, indices, values, parameters)
+            let scores = linearRow(row, indices, values, parameters, plus: step)
             let label = Int(labels[row])
             var largest = -Float.infinity
             for lane in 0..<classes { largest = max(largest, scores[lane]) }
@@ -172,7 +244,8 @@ struct SoftmaxLoss: Sendable {
         }
     }
 
-    /// `Qᵢ = C w_{yᵢ} (pᵢ ⊙ uᵢ − pᵢ (pᵢ · uᵢ))`, `uᵢ = xᵢ V + v`, of each row in `rows`.
+    /// `Qᵢ = C w_{yᵢ} (pᵢ ⊙ uᵢ − pᵢ (pᵢ · uᵢ))`, `uᵢ = xᵢ V + v`, of each row in `rows`, and
+    /// `uᵢ · Qᵢ` into the row's loss slot.
     private func curvatureRowPass(_ rows: Range<Int>, _ direction: UnsafeMutablePointer<Float>) {
         matrix.forEachRow(in: rows) { row, indices, values in
             let product = linearRow(row, indices, values, direction)
@@ -180,26 +253,38 @@ struct SoftmaxLoss: Sendable {
             var mean: Float = 0
             for lane in 0..<classes { mean += probability[lane] * product[lane] }
             let cost = rowCosts[row]
-            for lane in 0..<classes { product[lane] = cost * probability[lane] * (product[lane] - mean) }
+            var curvature = 0.0
+            for lane in 0..<classes {
+                let u = product[lane]
+                product[lane] = cost * probability[lane] * (u - mean)
+                curvature += Double(u) * Double(product[lane])
+            }
+            rowLosses.base[row] = curvature
+        }
+    }
+
+    /// Adds `Σᵢ x_if Rᵢ` (or `Qᵢ`), the documents of `feature` in order, to `row`.
+    @inline(__always)
+    private func accumulateResiduals(of feature: Int, into row: UnsafeMutablePointer<Float>) {
+        columns.rows.withUnsafeBufferPointer { rows in
+            columns.values.withUnsafeBufferPointer { values in
+                let entries = columns.columnStarts[feature]..<columns.columnStarts[feature + 1]
+                SparseKernels.accumulateRows(indices: UnsafeBufferPointer(rebasing: rows[entries]),
+                                             values: UnsafeBufferPointer(rebasing: values[entries]),
+                                             weights: residuals.base, classes: classes, into: row)
+            }
         }
     }
 
     /// The gradient rows `W_f + Σᵢ x_if Rᵢ` and squared norms `‖W_f‖²` of the features in `range`.
     private func featurePass(_ range: Range<Int>, _ parameters: UnsafeMutablePointer<Float>,
                              _ gradient: UnsafeMutablePointer<Float>) {
-        columns.rows.withUnsafeBufferPointer { rows in
-            columns.values.withUnsafeBufferPointer { values in
-                for feature in range {
-                    let weights = parameters + feature * classes
-                    let target = gradient + feature * classes
-                    target.update(from: weights, count: classes)
-                    featureSquares.base[feature] = square(weights)
-                    let entries = columns.columnStarts[feature]..<columns.columnStarts[feature + 1]
-                    SparseKernels.accumulateRows(indices: UnsafeBufferPointer(rebasing: rows[entries]),
-                                                 values: UnsafeBufferPointer(rebasing: values[entries]),
-                                                 weights: residuals.base, classes: classes, into: target)
-                }
-            }
+        for feature in range {
+            let weights = parameters + feature * classes
+            let target = gradient + feature * classes
+            target.update(from: weights, count: classes)
+            featureSquares.base[feature] = square(weights)
+            accumulateResiduals(of: feature, into: target)
         }
     }
 

@@ -1,15 +1,20 @@
 /// A function that a Newton method can minimize: its value, its gradient, and products of its
-/// Hessian with a vector.
+/// Hessian with a vector, taken without storing the product.
 protocol SecondOrderObjective {
-    /// Returns `f(point)`, writes `∇f(point)` into `gradient`, and makes `point` the point where
-    /// ``hessianProduct(_:into:)`` takes the Hessian.
+    /// Returns `f(point)`, writes `∇f(point)` into `gradient`, and makes `point` the point `x`
+    /// where the Hessian is taken.
     func evaluate(_ point: UnsafeBufferPointer<Float>, _ gradient: UnsafeMutableBufferPointer<Float>) -> Double
-    /// `f(point)`, leaving the Hessian's point as it was.
-    func value(at point: UnsafeBufferPointer<Float>) -> Double
-    /// Writes the diagonal of `∇²f(x)` into `diagonal`, `x` the last point given to ``evaluate(_:_:)``.
-    func hessianDiagonal(into diagonal: UnsafeMutableBufferPointer<Float>)
-    /// Writes `∇²f(x) · direction` into `product`, `x` the last point given to ``evaluate(_:_:)``.
-    func hessianProduct(_ direction: UnsafeBufferPointer<Float>, into product: UnsafeMutableBufferPointer<Float>)
+    /// `f(point + step)` (`f(point)` when `step` is `nil`), leaving `x` as it was.
+    func value(at point: UnsafeBufferPointer<Float>, plus step: UnsafeBufferPointer<Float>?) -> Double
+    /// Hands the diagonal of `∇²f(x)` to `preconditioner`.
+    func hessianDiagonal(into preconditioner: Preconditioner)
+    /// Returns `directionᵀ ∇²f(x) direction`, and prepares ``addHessianProduct(_:scale:to:)`` for
+    /// `direction`.
+    func hessianCurvature(along direction: UnsafeBufferPointer<Float>) -> Double
+    /// Adds `scale · ∇²f(x) direction` to `target`, `direction` the one given to the last
+    /// ``hessianCurvature(along:)``.
+    func addHessianProduct(_ direction: UnsafeBufferPointer<Float>, scale: Float,
+                           to target: UnsafeMutableBufferPointer<Float>)
 }
 
 /// The trust-region Newton method of LIBLINEAR (Lin, Weng & Keerthi, "Trust region Newton
@@ -30,9 +35,13 @@ protocol SecondOrderObjective {
 /// when the predicted and actual reductions both fall below `10⁻¹² |f|` (no progress left at
 /// single precision).
 ///
-/// The seven vectors (the point `x`, `∇f`, the preconditioner `M`, the step `s`, the CG residual
-/// `r`, the direction `d` and `∇²f d`, which also holds the trial point) are single precision; dot
-/// products and `f` are double. Vector operations run on ``threads`` threads in fixed blocks
+/// It keeps four vectors of single precision (the point `x`, the step `s`, the CG direction `d`
+/// and the CG residual `r`, which holds `∇f` between two runs of CG) and the preconditioner `M`
+/// in bfloat16: four and a half vectors' worth, where LIBLINEAR keeps seven (`∇f`, `M` and
+/// `∇²f d` as vectors of their own). `∇²f d` is added into `r` without being stored, `∇fᵀs` and
+/// the model's decrease come from CG's scalars, and the trial point `x + s` is never formed.
+/// The price is one evaluation of `∇f` more after each rejected step. Dot products and `f` are
+/// double. Vector operations run on ``threads`` threads in fixed blocks
 /// (``BlockedVectors``), so results depend neither on the thread count nor on scheduling.
 struct TrustRegionNewton: Sendable {
     /// Why the minimization stopped.
@@ -92,10 +101,10 @@ struct TrustRegionNewton: Sendable {
     /// Minimizes `objective` over `count` variables, starting from the point that `start`
     /// writes into the solver's own buffer (zeros until it does).
     ///
-    /// No copy of the start lives beside the seven working vectors: `start` runs before the
-    /// other six are allocated, so whatever it reads from can be freed by then. They are all
-    /// freed before the solution is copied out, so that at most seven vectors of `count` floats
-    /// are alive at once. Handing the start in an array that the caller kept, and copying the
+    /// No copy of the start lives beside the working vectors: `start` runs before the others are
+    /// allocated, so whatever it reads from can be freed by then. They are all freed before the
+    /// solution is copied out, so that at most four and a half vectors of `count` floats are
+    /// alive at once. Handing the start in an array that the caller kept, and copying the
     /// solution while the vectors were alive, made nine on maximum entropy's refit of
     /// debian-sections (1,216 MB peak, `docs/benchmarks.md`, session 19).
     func minimize<Objective: SecondOrderObjective>(_ objective: Objective, count: Int,
@@ -112,15 +121,17 @@ struct TrustRegionNewton: Sendable {
 private struct NewtonRun<Objective: SecondOrderObjective> {
     let objective: Objective
     let vectors: BlockedVectors
-    var point: SharedBuffer<Float>
-    let gradient: SharedBuffer<Float>
-    /// The preconditioner `M`, a positive diagonal.
-    let preconditioner: SharedBuffer<Float>
-    let step: SharedBuffer<Float>
+    let point: SharedBuffer<Float>
+    /// `∇f` at ``point`` until conjugate gradient starts from it, then the CG residual
+    /// `r = −∇f − ∇²f s`. After a rejected step, `∇f` is computed again into it
+    /// (``gradientIsCurrent``).
     let residual: SharedBuffer<Float>
+    /// The preconditioner `M`, a positive diagonal, in bfloat16.
+    let preconditioner: Preconditioner
+    let step: SharedBuffer<Float>
     let direction: SharedBuffer<Float>
-    /// `∇²f d` during conjugate gradient, then the trial point `x + s`.
-    var product: SharedBuffer<Float>
+    /// Whether ``residual`` holds `∇f` at ``point``.
+    var gradientIsCurrent = false
     var value = 0.0
     var evaluations = 0
     var conjugateGradientSteps = 0
@@ -132,24 +143,19 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
         vectors = BlockedVectors(count: count, threads: threads)
         point = SharedBuffer(count: count, repeating: 0)
         start(point.buffer)
-        gradient = SharedBuffer(count: count, repeating: 0)
-        preconditioner = SharedBuffer(count: count, repeating: 1)
-        step = SharedBuffer(count: count, repeating: 0)
         residual = SharedBuffer(count: count, repeating: 0)
+        preconditioner = Preconditioner(count: count, mix: Float(TrustRegionNewton.preconditionerMix))
+        step = SharedBuffer(count: count, repeating: 0)
         direction = SharedBuffer(count: count, repeating: 0)
-        product = SharedBuffer(count: count, repeating: 0)
     }
 
-    /// `f`, `∇f` and the preconditioner at ``point``; returns `‖∇f‖₂`.
+    /// `f`, `∇f` (into ``residual``) and the preconditioner at ``point``; returns `‖∇f‖₂`.
     private mutating func evaluatePoint() -> Double {
-        value = objective.evaluate(UnsafeBufferPointer(point.buffer), gradient.buffer)
+        value = objective.evaluate(UnsafeBufferPointer(point.buffer), residual.buffer)
         evaluations += 1
-        objective.hessianDiagonal(into: preconditioner.buffer)
-        let mix = Float(TrustRegionNewton.preconditionerMix), m = SharedPointer(preconditioner.base)
-        _ = vectors.forEachBlock { range in
-            for index in range { m.base[index] = (1 - mix) + mix * m.base[index] }
-        }
-        return vectors.dot(gradient, gradient).squareRoot()
+        gradientIsCurrent = true
+        objective.hessianDiagonal(into: preconditioner)
+        return vectors.dot(residual, residual).squareRoot()
     }
 
     /// Iterates from ``point`` until a stopping rule of ``TrustRegionNewton`` holds.
@@ -162,24 +168,29 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
         var initialNorm = 0.0
         if point.buffer.contains(where: { $0 != 0 }) {
             step.fill(0)
-            _ = objective.evaluate(UnsafeBufferPointer(step.buffer), gradient.buffer)
+            _ = objective.evaluate(UnsafeBufferPointer(step.buffer), residual.buffer)
             evaluations += 1
-            initialNorm = vectors.dot(gradient, gradient).squareRoot()
+            initialNorm = vectors.dot(residual, residual).squareRoot()
         }
         var gradientNorm = evaluatePoint()
         if initialNorm == 0 { initialNorm = gradientNorm }
-        var radius = vectors.weightedDot(gradient.base, preconditioner.base, gradient.base).squareRoot()
+        var radius = vectors.weightedDot(residual.base, preconditioner, residual.base).squareRoot()
         var iterations = 0
         var stop = TrustRegionNewton.Stop.iterationLimit
         var first = true
         while true {
             if !(gradientNorm > tolerance * initialNorm) { stop = .converged; break }
             if iterations >= maxIterations { stop = .iterationLimit; break }
-            let (reachedBoundary, stepNorm) = conjugateGradient(radius: radius)
-            vectors.combine(point.base, 1, step.base, into: product.base)
-            let slope = vectors.dot(gradient, step)
-            let predicted = -0.5 * (slope - vectors.dot(step, residual))
-            let trialValue = objective.value(at: UnsafeBufferPointer(product.buffer))
+            if !gradientIsCurrent {
+                // The last step was rejected, and conjugate gradient used up ∇f at the point: the
+                // same evaluation gives it again, bit for bit (the preconditioner is unchanged).
+                _ = objective.evaluate(UnsafeBufferPointer(point.buffer), residual.buffer)
+                evaluations += 1
+                gradientIsCurrent = true
+            }
+            let (reachedBoundary, stepNorm, slope, predicted) = conjugateGradient(radius: radius)
+            gradientIsCurrent = false
+            let trialValue = objective.value(at: UnsafeBufferPointer(point.buffer), plus: UnsafeBufferPointer(step.buffer))
             evaluations += 1
             let actual = value - trialValue
             if first { radius = min(radius, stepNorm); first = false }
@@ -198,7 +209,7 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
             }
             if actual > eta0 * predicted {
                 iterations += 1
-                swap(&point, &product)
+                vectors.combine(point.base, 1, step.base, into: point.base)
                 gradientNorm = evaluatePoint()
             }
             if !(predicted > 0) || (abs(actual) <= 1e-12 * abs(value) && abs(predicted) <= 1e-12 * abs(value)) {
@@ -212,94 +223,151 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
     }
 
     /// Approximately minimizes `q(s) = ∇fᵀs + ½ sᵀ∇²f s` over `‖s‖_M ≤ radius` by conjugate
-    /// gradient preconditioned with `M` (Steihaug's truncated CG), leaving `s` in ``step`` and
-    /// `r = −∇f − ∇²f s` in ``residual``. Returns whether it stopped on the boundary, and `‖s‖_M`.
-    private mutating func conjugateGradient(radius: Double) -> (reachedBoundary: Bool, stepNorm: Double) {
-        let m = preconditioner.base
+    /// gradient preconditioned with `M` (Steihaug's truncated CG), from `∇f` in ``residual``,
+    /// leaving `s` in ``step`` and `r = −∇f − ∇²f s` in ``residual``.
+    ///
+    /// `∇²f d` is never stored: the objective gives `dᵀ∇²f d` first, then adds `−α ∇²f d` to
+    /// `r`. `∇fᵀs` and `q(s)` come from the CG scalars: with `ρᵢ = rᵢᵀM⁻¹rᵢ`, `∇fᵀdᵢ = −ρᵢ`,
+    /// since the directions are `∇²f`-conjugate and each `rᵢ` is orthogonal to `dᵢ₋₁`; so a step
+    /// `αᵢ dᵢ` adds `−αᵢρᵢ` to `∇fᵀs` and `−½αᵢρᵢ` to `q`.
+    /// - Returns: Whether it stopped on the boundary, `‖s‖_M`, `∇fᵀs`, and the predicted
+    ///   reduction `−q(s)`.
+    private mutating func conjugateGradient(radius: Double)
+        -> (reachedBoundary: Bool, stepNorm: Double, slope: Double, predicted: Double) {
+        let m = preconditioner
         step.fill(0)
-        vectors.combine(step.base, -1, gradient.base, into: residual.base)
+        vectors.combine(step.base, -1, residual.base, into: residual.base)
         var residualSquare = vectors.precondition(residual.base, m, beta: 0, into: direction.base)
         let relativeDecrease = min(TrustRegionNewton.conjugateGradientTolerance, residualSquare.squareRoot().squareRoot())
         var model = 0.0
+        var slope = 0.0
         var stepSquare = 0.0
         var steps = 0
+        let direction = UnsafeBufferPointer(self.direction.buffer)
         while steps < max(point.count, 5) {
             steps += 1
             conjugateGradientSteps += 1
-            objective.hessianProduct(UnsafeBufferPointer(direction.buffer), into: product.buffer)
-            let curvature = vectors.dot(direction, product)
+            let curvature = objective.hessianCurvature(along: direction)
             guard curvature > 1e-16 else { break }
             let alpha = residualSquare / curvature
-            let newSquare = vectors.combineAndWeightedSquare(step.base, Float(alpha), direction.base, m, into: step.base)
+            let newSquare = vectors.combineAndWeightedSquare(step.base, Float(alpha), direction.baseAddress!, m,
+                                                             into: step.base)
             if newSquare.squareRoot() > radius {
                 // Back to the previous step, then to where the direction crosses the boundary.
-                vectors.combine(step.base, Float(-alpha), direction.base, into: step.base)
-                let sd = vectors.weightedDot(step.base, m, direction.base)
-                let dd = vectors.weightedDot(direction.base, m, direction.base)
+                vectors.combine(step.base, Float(-alpha), direction.baseAddress!, into: step.base)
+                let sd = vectors.weightedDot(step.base, m, direction.baseAddress!)
+                let dd = vectors.weightedDot(direction.baseAddress!, m, direction.baseAddress!)
                 let gap = radius * radius - stepSquare
                 let root = (sd * sd + dd * gap).squareRoot()
                 let boundaryAlpha = sd >= 0 ? gap / (sd + root) : (root - sd) / dd
-                vectors.combine(step.base, Float(boundaryAlpha), direction.base, into: step.base)
-                vectors.combine(residual.base, Float(-boundaryAlpha), product.base, into: residual.base)
-                return (true, radius)
+                vectors.combine(step.base, Float(boundaryAlpha), direction.baseAddress!, into: step.base)
+                objective.addHessianProduct(direction, scale: Float(-boundaryAlpha), to: residual.buffer)
+                slope -= boundaryAlpha * residualSquare
+                model += -boundaryAlpha * residualSquare + 0.5 * boundaryAlpha * boundaryAlpha * curvature
+                return (true, radius, slope, -model)
             }
             stepSquare = newSquare
-            vectors.combine(residual.base, Float(-alpha), product.base, into: residual.base)
+            objective.addHessianProduct(direction, scale: Float(-alpha), to: residual.buffer)
+            slope -= alpha * residualSquare
             // q falls by ½ α rᵀM⁻¹r at each CG step.
             let decrease = 0.5 * alpha * residualSquare
-            let newModel = model - decrease
-            if Double(steps) * decrease <= relativeDecrease * -newModel { break }
-            model = newModel
+            model -= decrease
+            if Double(steps) * decrease <= relativeDecrease * -model { break }
             let newResidualSquare = vectors.preconditionedSquare(residual.base, m)
-            _ = vectors.precondition(residual.base, m, beta: Float(newResidualSquare / residualSquare), into: direction.base)
+            _ = vectors.precondition(residual.base, m, beta: Float(newResidualSquare / residualSquare),
+                                     into: self.direction.base)
             residualSquare = newResidualSquare
         }
-        return (false, stepSquare.squareRoot())
+        return (false, stepSquare.squareRoot(), slope, -model)
+    }
+}
+
+/// The diagonal preconditioner `M = (1 − a) I + a diag(∇²f)` of ``TrustRegionNewton``, kept in
+/// bfloat16 (the high half of a float's bits, rounded to nearest even): any positive diagonal
+/// is a valid preconditioner, and three significant digits precondition as well as seven, for
+/// half the memory of a vector of floats.
+///
+/// An objective hands it the diagonal of its Hessian piece by piece (``store(_:at:)``); parallel
+/// workers may store disjoint pieces at once, which makes the unchecked `Sendable` conformance
+/// sound.
+final class Preconditioner: @unchecked Sendable {
+    /// The entries, as the high 16 bits of their float bit patterns.
+    let bits: UnsafeMutablePointer<UInt16>
+    /// The number of entries.
+    let count: Int
+    /// The weight `a` of the Hessian's diagonal.
+    let mix: Float
+
+    /// A preconditioner of `count` entries, all 1 (the identity).
+    init(count: Int, mix: Float) {
+        self.count = count
+        self.mix = mix
+        bits = .allocate(capacity: max(count, 1))
+        bits.initialize(repeating: Self.encode(1), count: count)
+    }
+
+    deinit { bits.deallocate() }
+
+    /// Sets the entries `offset ..< offset + diagonal.count` from those of the Hessian's diagonal.
+    func store(_ diagonal: UnsafeBufferPointer<Float>, at offset: Int) {
+        precondition(offset >= 0 && offset + diagonal.count <= count, "outside the preconditioner")
+        for (index, value) in diagonal.enumerated() { bits[offset + index] = Self.encode((1 - mix) + mix * value) }
+    }
+
+    /// Entry `index`.
+    @inline(__always)
+    subscript(index: Int) -> Float { Float(bitPattern: UInt32(bits[index]) << 16) }
+
+    /// A positive finite float in bfloat16, rounded to nearest even.
+    @inline(__always)
+    static func encode(_ value: Float) -> UInt16 {
+        let pattern = value.bitPattern
+        return UInt16(truncatingIfNeeded: (pattern &+ 0x7FFF &+ ((pattern >> 16) & 1)) >> 16)
     }
 }
 
 extension BlockedVectors {
     /// `Σ aᵢ mᵢ bᵢ`.
-    func weightedDot(_ a: UnsafePointer<Float>, _ m: UnsafePointer<Float>, _ b: UnsafePointer<Float>) -> Double {
-        let a = SharedPointer(readOnly: a), m = SharedPointer(readOnly: m), b = SharedPointer(readOnly: b)
+    func weightedDot(_ a: UnsafePointer<Float>, _ m: Preconditioner, _ b: UnsafePointer<Float>) -> Double {
+        let a = SharedPointer(readOnly: a), b = SharedPointer(readOnly: b)
         return forEachBlock { range in
             var sum = 0.0
-            for index in range { sum += Double(a.base[index] * m.base[index]) * Double(b.base[index]) }
+            for index in range { sum += Double(a.base[index] * m[index]) * Double(b.base[index]) }
             return sum
         }.reduce(0, +)
     }
 
     /// `out ← x + α d`, returning `Σ mᵢ outᵢ²`.
     func combineAndWeightedSquare(_ x: UnsafePointer<Float>, _ alpha: Float, _ d: UnsafePointer<Float>,
-                                  _ m: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>) -> Double {
-        let x = SharedPointer(readOnly: x), d = SharedPointer(readOnly: d), m = SharedPointer(readOnly: m)
+                                  _ m: Preconditioner, into out: UnsafeMutablePointer<Float>) -> Double {
+        let x = SharedPointer(readOnly: x), d = SharedPointer(readOnly: d)
         let out = SharedPointer(out)
         return forEachBlock { range in
             VectorKernels.combine(x.base, alpha, d.base, out.base, range)
             var sum = 0.0
-            for index in range { sum += Double(m.base[index] * out.base[index]) * Double(out.base[index]) }
+            for index in range { sum += Double(m[index] * out.base[index]) * Double(out.base[index]) }
             return sum
         }.reduce(0, +)
     }
 
     /// `Σ rᵢ² / mᵢ`.
-    func preconditionedSquare(_ r: UnsafePointer<Float>, _ m: UnsafePointer<Float>) -> Double {
-        let r = SharedPointer(readOnly: r), m = SharedPointer(readOnly: m)
+    func preconditionedSquare(_ r: UnsafePointer<Float>, _ m: Preconditioner) -> Double {
+        let r = SharedPointer(readOnly: r)
         return forEachBlock { range in
             var sum = 0.0
-            for index in range { sum += Double(r.base[index] / m.base[index]) * Double(r.base[index]) }
+            for index in range { sum += Double(r.base[index] / m[index]) * Double(r.base[index]) }
             return sum
         }.reduce(0, +)
     }
 
     /// `d ← r / m + β d` (with `β = 0`, `d`'s old contents are ignored), returning `Σ rᵢ² / mᵢ`.
-    func precondition(_ r: UnsafePointer<Float>, _ m: UnsafePointer<Float>, beta: Float,
+    func precondition(_ r: UnsafePointer<Float>, _ m: Preconditioner, beta: Float,
                       into d: UnsafeMutablePointer<Float>) -> Double {
-        let r = SharedPointer(readOnly: r), m = SharedPointer(readOnly: m), d = SharedPointer(d)
+        let r = SharedPointer(readOnly: r), d = SharedPointer(d)
         return forEachBlock { range in
             var sum = 0.0
             for index in range {
-                let z = r.base[index] / m.base[index]
+                let z = r.base[index] / m[index]
                 d.base[index] = beta == 0 ? z : z + beta * d.base[index]
                 sum += Double(z) * Double(r.base[index])
             }
