@@ -40,7 +40,8 @@ struct SoftmaxLoss: Sendable {
     private let probabilities: SharedBuffer<Float>
     /// `x_if²`, column after column, for the Hessian's diagonal.
     private let squaredValues: [Float]
-    /// Per-row losses and per-feature `‖W_f‖²`.
+    /// Per-row losses and per-feature `‖W_f‖²`, summed in order; for a curvature
+    /// (``hessianCurvature(along:)``), per-row `uᵢ · Qᵢ` and per-feature `‖V_f‖²`.
     private let rowLosses: SharedBuffer<Double>
     private let featureSquares: SharedBuffer<Double>
 

@@ -38,11 +38,12 @@ protocol SecondOrderObjective {
 /// It keeps four vectors of single precision (the point `x`, the step `s`, the CG direction `d`
 /// and the CG residual `r`, which holds `∇f` between two runs of CG) and the preconditioner `M`
 /// in bfloat16: four and a half vectors' worth, where a plain implementation keeps seven (`∇f`,
-/// `M` and `∇²f d` as vectors of their own; this one did until session 21). `∇²f d` is added into `r` without being stored, `∇fᵀs` and
-/// the model's decrease come from CG's scalars, and the trial point `x + s` is never formed.
-/// The price is one evaluation of `∇f` more after each rejected step. Dot products and `f` are
-/// double. Vector operations run on ``threads`` threads in fixed blocks
-/// (``BlockedVectors``), so results depend neither on the thread count nor on scheduling.
+/// `M` and `∇²f d` as vectors of their own; this one did until session 21). `∇²f d` is added
+/// into `r` without being stored, `∇fᵀs` and the model's decrease come from CG's scalars, and the
+/// trial point `x + s` is never formed. The price is one evaluation of `∇f` more after each
+/// rejected step. Dot products and `f` are double. Vector operations run on ``threads`` threads
+/// in fixed blocks (``BlockedVectors``), so results depend neither on the thread count nor on
+/// scheduling.
 struct TrustRegionNewton: Sendable {
     /// Why the minimization stopped.
     enum Stop: Sendable, Equatable {
