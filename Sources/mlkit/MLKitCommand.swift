@@ -20,9 +20,29 @@ struct MLKitCommand: AsyncParsableCommand {
     )
 
     /// Stops the BLAS library's idle worker threads (``BLASThreads/useCallingThreadOnly()``),
-    /// which would otherwise compete with mlkit's own for the cores, then runs the command.
+    /// which would otherwise compete with mlkit's own for the cores, then parses and runs the
+    /// command, as ArgumentParser's `main` does, except that a command without `async` runs
+    /// here, on the main thread.
+    ///
+    /// ArgumentParser's `main` would run it on a thread of Swift's concurrency pool, and glibc
+    /// gives such a thread an allocator arena of its own, whose heaps hold at most 64 MiB: every
+    /// larger block it allocates is mapped afresh and unmapped when freed, whatever
+    /// ``FreedMemory/keepForReuse()`` asks. The main thread allocates from the main heap, which
+    /// keeps freed blocks for reuse: `mlkit train` on wordnet-hypernyms took 180k page faults
+    /// instead of 400k (`docs/benchmarks.md`, session 21).
     static func main() async {
         BLASThreads.useCallingThreadOnly()
-        await main(nil)
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                // Each training candidate allocates and frees arrays of tens of MB.
+                if command is TrainCommand { FreedMemory.keepForReuse() }
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
     }
 }

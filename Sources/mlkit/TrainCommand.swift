@@ -80,8 +80,6 @@ struct TrainCommand: ParsableCommand {
     }
 
     func run() throws {
-        // Each candidate allocates and frees arrays of tens of MB; reusing them saves their page faults.
-        FreedMemory.keepForReuse()
         try reportingFailures {
             let clock = ContinuousClock()
             let start = clock.now

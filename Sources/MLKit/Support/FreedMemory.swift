@@ -9,15 +9,19 @@ public enum FreedMemory {
     /// the system at once. Returns whether the allocator took the settings (glibc only).
     ///
     /// By default glibc maps each block above 32 MiB afresh and unmaps it when it is freed, and
-    /// returns most freed memory at the top of its heaps, so every candidate's arrays page-fault
-    /// over all their pages again. With this, `mlkit train` on fortunes-topic spent 0.20 s of
-    /// system time instead of 0.35 s, and its wall time was 0.85× (debian-sections 0.87×), while
-    /// peak memory grew from 296 to 310 MB (debian-sections 473 to 545 MB; `docs/benchmarks.md`,
-    /// session 11). `mlkit train` calls it first.
+    /// returns freed memory at the top of its heap beyond 128 KiB, so every candidate's arrays
+    /// page-fault over all their pages again. With this, its heaps serve blocks of up to 1 GiB
+    /// and keep up to 1 GiB of freed memory. With it, `mlkit train` on fortunes-topic spent
+    /// 0.20 s of system time instead of 0.35 s (`docs/benchmarks.md`, session 11).
     ///
-    /// It changes a setting of the whole process and keeps up to 64 MiB of freed memory
-    /// resident, so call it in a process that trains, not in a long-running service that only
-    /// predicts. It does nothing on Apple's systems.
+    /// Only the main thread's heap can hold such blocks: glibc gives other threads arenas of
+    /// their own, whose heaps hold at most 64 MiB, so a larger block allocated there is still
+    /// mapped afresh. `mlkit train` therefore calls this first and trains on the main thread
+    /// (session 21: 180k page faults on wordnet-hypernyms instead of 400k).
+    ///
+    /// It changes settings of the whole process and keeps freed memory resident, so call it in a
+    /// process that trains, not in a long-running service that only predicts. It does nothing
+    /// on Apple's systems.
     @discardableResult
     public static func keepForReuse() -> Bool {
         #if !canImport(Accelerate)
