@@ -37,8 +37,6 @@ struct MLKitCommand: AsyncParsableCommand {
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
-                // Each training candidate allocates and frees arrays of tens of MB.
-                if command is TrainCommand { FreedMemory.keepForReuse() }
                 try command.run()
             }
         } catch {

@@ -80,6 +80,9 @@ struct TrainCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Each candidate allocates and frees arrays of tens of MB; reusing them saves their page
+        // faults. This runs on the main thread, whose heap can keep them (`MLKitCommand.main`).
+        FreedMemory.keepForReuse()
         try reportingFailures {
             let clock = ContinuousClock()
             let start = clock.now

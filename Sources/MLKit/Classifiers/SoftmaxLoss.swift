@@ -84,17 +84,7 @@ struct SoftmaxLoss: Sendable {
         _ = Parallel.map(matrix.rows, threads: threads) { rows in
             loss.rowPass(rows, parameters.base, plus: offset?.base, keep: false)
         }
-        _ = Parallel.map(matrix.columns, threads: threads) { features in
-            for feature in features {
-                let weights = parameters.base + feature * loss.classes
-                loss.featureSquares.base[feature] = if let offset {
-                    loss.squareOfSum(weights, offset.base + feature * loss.classes)
-                } else {
-                    loss.square(weights)
-                }
-            }
-        }
-        return 0.5 * squareTotal() + lossTotal()
+        return 0.5 * weightSquare(parameters, plus: offset) + lossTotal()
     }
 
     /// Hands the diagonal of `∇²f(x)`, `x` the point of the last ``evaluate(_:_:)``, to
@@ -140,10 +130,7 @@ struct SoftmaxLoss: Sendable {
         let vector = SharedPointer(readOnly: direction.baseAddress!)
         let loss = self
         _ = Parallel.map(matrix.rows, threads: threads) { rows in loss.curvatureRowPass(rows, vector.base) }
-        _ = Parallel.map(matrix.columns, threads: threads) { features in
-            for feature in features { loss.featureSquares.base[feature] = loss.square(vector.base + feature * loss.classes) }
-        }
-        return squareTotal() + lossTotal()
+        return weightSquare(vector, plus: nil) + lossTotal()
     }
 
     /// Adds `scale · ∇²f(x) d` to `target`, `d = direction` as given to the last
@@ -188,6 +175,23 @@ struct SoftmaxLoss: Sendable {
         var square = 0.0
         for lane in 0..<classes { square += Double(row[lane]) * Double(row[lane]) }
         return square
+    }
+
+    /// `‖W‖²` (or `‖W + S‖²` with `step`) of the weights of `parameters`, the bias left out: each
+    /// feature's part on `threads` threads, then the parts added in feature order.
+    private func weightSquare(_ parameters: SharedPointer<Float>, plus step: SharedPointer<Float>?) -> Double {
+        let loss = self
+        _ = Parallel.map(matrix.columns, threads: threads) { features in
+            for feature in features {
+                let weights = parameters.base + feature * loss.classes
+                loss.featureSquares.base[feature] = if let step {
+                    loss.squareOfSum(weights, step.base + feature * loss.classes)
+                } else {
+                    loss.square(weights)
+                }
+            }
+        }
+        return squareTotal()
     }
 
     /// `‖v + s‖²` of one weight row and its step, in double precision.

@@ -244,31 +244,30 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
         var slope = 0.0
         var stepSquare = 0.0
         var steps = 0
-        let direction = UnsafeBufferPointer(self.direction.buffer)
+        let d = UnsafeBufferPointer(direction.buffer)
         while steps < max(point.count, 5) {
             steps += 1
             conjugateGradientSteps += 1
-            let curvature = objective.hessianCurvature(along: direction)
+            let curvature = objective.hessianCurvature(along: d)
             guard curvature > 1e-16 else { break }
             let alpha = residualSquare / curvature
-            let newSquare = vectors.combineAndWeightedSquare(step.base, Float(alpha), direction.baseAddress!, m,
-                                                             into: step.base)
+            let newSquare = vectors.combineAndWeightedSquare(step.base, Float(alpha), direction.base, m, into: step.base)
             if newSquare.squareRoot() > radius {
                 // Back to the previous step, then to where the direction crosses the boundary.
-                vectors.combine(step.base, Float(-alpha), direction.baseAddress!, into: step.base)
-                let sd = vectors.weightedDot(step.base, m, direction.baseAddress!)
-                let dd = vectors.weightedDot(direction.baseAddress!, m, direction.baseAddress!)
+                vectors.combine(step.base, Float(-alpha), direction.base, into: step.base)
+                let sd = vectors.weightedDot(step.base, m, direction.base)
+                let dd = vectors.weightedDot(direction.base, m, direction.base)
                 let gap = radius * radius - stepSquare
                 let root = (sd * sd + dd * gap).squareRoot()
                 let boundaryAlpha = sd >= 0 ? gap / (sd + root) : (root - sd) / dd
-                vectors.combine(step.base, Float(boundaryAlpha), direction.baseAddress!, into: step.base)
-                objective.addHessianProduct(direction, scale: Float(-boundaryAlpha), to: residual.buffer)
+                vectors.combine(step.base, Float(boundaryAlpha), direction.base, into: step.base)
+                objective.addHessianProduct(d, scale: Float(-boundaryAlpha), to: residual.buffer)
                 slope -= boundaryAlpha * residualSquare
                 model += -boundaryAlpha * residualSquare + 0.5 * boundaryAlpha * boundaryAlpha * curvature
                 return (true, radius, slope, -model)
             }
             stepSquare = newSquare
-            objective.addHessianProduct(direction, scale: Float(-alpha), to: residual.buffer)
+            objective.addHessianProduct(d, scale: Float(-alpha), to: residual.buffer)
             slope -= alpha * residualSquare
             // q falls by ½ α rᵀM⁻¹r at each CG step.
             let decrease = 0.5 * alpha * residualSquare
@@ -276,7 +275,7 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
             if Double(steps) * decrease <= relativeDecrease * -model { break }
             let newResidualSquare = vectors.preconditionedSquare(residual.base, m)
             _ = vectors.precondition(residual.base, m, beta: Float(newResidualSquare / residualSquare),
-                                     into: self.direction.base)
+                                     into: direction.base)
             residualSquare = newResidualSquare
         }
         return (false, stepSquare.squareRoot(), slope, -model)
