@@ -81,10 +81,14 @@ struct ModelDownload {
                 receiver.start(task, continuation)
             }
         } onCancel: {
-            task.cancel()
+            // Resumes at once: on Linux a cancelled transfer sometimes never reports its end.
+            receiver.cancel()
+            task.cancelLater()
         }
         try Task.checkCancellation()
         switch result {
+        case .cancelled:
+            throw CancellationError()
         case .finished:
             do { try handle.synchronize() } catch {
                 throw ModelCollectionError.io("cannot flush the partial download", partial.path, error)
@@ -130,6 +134,7 @@ struct ModelDownload {
 private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     enum Result: Sendable {
         case finished
+        case cancelled
         case rangeNotSatisfiable
         case status(Int, Data)
         case failed(ModelCollectionError)
@@ -140,6 +145,8 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
         case waiting
         case writing
         case collectingError(Int)
+        /// The Swift task was cancelled: nothing more is written.
+        case cancelled
     }
 
     private let file: FileHandle
@@ -161,15 +168,33 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
         self.expectedSize = expectedSize
     }
 
+    /// Starts `task`, whose end resumes `continuation`; resumes it at once if the wait was
+    /// cancelled before.
     func start(_ task: URLSessionDataTask, _ continuation: CheckedContinuation<Result, Never>) {
-        lock.withLock { self.continuation = continuation }
-        task.resume()
+        let cancelled: Bool = lock.withLock {
+            if case .cancelled = mode { return true }
+            self.continuation = continuation
+            return false
+        }
+        if cancelled { continuation.resume(returning: .cancelled) } else { task.resume() }
+    }
+
+    /// Ends the wait with ``Result/cancelled``; from then on nothing is written to the file, so
+    /// that the caller may close it at once.
+    func cancel() {
+        let continuation: CheckedContinuation<Result, Never>? = lock.withLock {
+            mode = .cancelled
+            defer { self.continuation = nil }
+            return self.continuation
+        }
+        continuation?.resume(returning: .cancelled)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let disposition: URLSession.ResponseDisposition = lock.withLock {
+            if case .cancelled = mode { return .cancel }
             switch status {
             case 200:
                 start = 0
@@ -203,7 +228,7 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
             case .collectingError:
                 if errorBody.count < 1 << 16 { errorBody.append(data) }
                 return false
-            case .waiting:
+            case .waiting, .cancelled:
                 return true
             case .writing:
                 guard start + written + Int64(data.count) <= expectedSize else {
