@@ -8,10 +8,11 @@ import Testing
 /// `CancellationError`: not a hang (FoundationNetworking's async `data(for:)` deadlocks when
 /// cancelled on Linux), and not a network error that would send a client to its stale cache.
 ///
-/// The cancellations run in a test process of their own (``CancellationStress``). A thousand
-/// cancelled connections in a row can leave libdispatch without the epoll registration of a
-/// socket opened later in the same process (swift-corelibs-libdispatch issue 833: a reused
-/// descriptor), which would hang an unrelated test running beside them.
+/// The cancellations run in a test process of their own (``CancellationStress``). After a
+/// thousand cancelled transfers, a socket opened later in the same process was once found
+/// missing from libdispatch's epoll set, its request hanging (swift-corelibs-libdispatch issue
+/// 833 describes such a loss for reused descriptors); in this process it would hang an
+/// unrelated test running beside them.
 @Suite("Cancellation: requests and downloads in flight")
 struct CancellationTests {
     @Test("A thousand cancelled requests and sixty cancelled accesses end, in a process of their own")

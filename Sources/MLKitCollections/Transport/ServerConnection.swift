@@ -90,9 +90,10 @@ final class ServerConnection: Sendable {
     /// - Parameter stoppingOnCancel: Whether a cancellation also stops the transfer
     ///   (``URLSessionTask/cancelLater()``), for uploads, whose bytes are worth stopping. A request
     ///   whose answer fits in memory is left to end unobserved instead: cancelling a transfer
-    ///   closes its connection, and on Linux many closed connections can leave a later socket of
-    ///   the process unwatched, its request hanging (CancellationTests, before this: 1 run in 10
-    ///   after 1,000 cancelled requests; none after 1,000 completed ones).
+    ///   closes its connection, and on Linux many cancelled transfers can leave a later socket of
+    ///   the process unwatched, its request hanging. (With CancellationStress's 1,000 requests
+    ///   each cancelled, the next access hung in 1 run of 10; after 1,000 completed requests on
+    ///   fresh sessions, in none of 10.)
     private func run(stoppingOnCancel: Bool,
                      _ makeTask: (@escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) -> URLSessionTask)
         async throws -> (Data, URLResponse) {
