@@ -76,9 +76,9 @@ struct ModelDownload {
         let session = URLSession(configuration: connection.configuration, delegate: receiver, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         let task = session.dataTask(with: request)
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                receiver.start(task, continuation)
+        let result = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if receiver.completion.wait(continuation) { task.resume() }
             }
         } onCancel: {
             // Resumes at once: on Linux a cancelled transfer sometimes never reports its end.
@@ -154,7 +154,8 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
     private let offset: Int64
     private let expectedSize: Int64
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<Result, Never>?
+    /// Hands the result to the waiting task.
+    let completion = TransferCompletion<Result>()
     private var mode = Mode.waiting
     private var written: Int64 = 0
     private var start: Int64 = 0
@@ -168,26 +169,11 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
         self.expectedSize = expectedSize
     }
 
-    /// Starts `task`, whose end resumes `continuation`; resumes it at once if the wait was
-    /// cancelled before.
-    func start(_ task: URLSessionDataTask, _ continuation: CheckedContinuation<Result, Never>) {
-        let cancelled: Bool = lock.withLock {
-            if case .cancelled = mode { return true }
-            self.continuation = continuation
-            return false
-        }
-        if cancelled { continuation.resume(returning: .cancelled) } else { task.resume() }
-    }
-
     /// Ends the wait with ``Result/cancelled``; from then on nothing is written to the file, so
     /// that the caller may close it at once.
     func cancel() {
-        let continuation: CheckedContinuation<Result, Never>? = lock.withLock {
-            mode = .cancelled
-            defer { self.continuation = nil }
-            return self.continuation
-        }
-        continuation?.resume(returning: .cancelled)
+        lock.withLock { mode = .cancelled }
+        completion.finish(.success(.cancelled))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -247,23 +233,18 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (continuation, result): (CheckedContinuation<Result, Never>?, Result) = lock.withLock {
-            let result: Result
-            if let failure {
-                result = .failed(failure)
-            } else if case .collectingError(let status) = mode {
-                result = status == 416 ? .rangeNotSatisfiable : .status(status, errorBody)
-            } else if let error {
-                result = .transport(error, received: written)
-            } else if start + written < expectedSize {
-                result = .transport(URLError(.networkConnectionLost), received: written)
-            } else {
-                result = .finished
+        let result: Result = lock.withLock {
+            if let failure { return .failed(failure) }
+            if case .collectingError(let status) = mode {
+                return status == 416 ? .rangeNotSatisfiable : .status(status, errorBody)
             }
-            defer { self.continuation = nil }
-            return (self.continuation, result)
+            if let error { return .transport(error, received: written) }
+            if start + written < expectedSize {
+                return .transport(URLError(.networkConnectionLost), received: written)
+            }
+            return .finished
         }
-        continuation?.resume(returning: result)
+        completion.finish(.success(result))
     }
 
     /// The first byte of a `Content-Range: bytes START-END/SIZE` header.

@@ -97,7 +97,7 @@ final class ServerConnection: Sendable {
     private func run(stoppingOnCancel: Bool,
                      _ makeTask: (@escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) -> URLSessionTask)
         async throws -> (Data, URLResponse) {
-        let completion = TransferCompletion()
+        let completion = TransferCompletion<(Data, URLResponse)>()
         let task = makeTask { data, response, error in
             if let response, error == nil {
                 completion.finish(.success((data ?? Data(), response)))
@@ -124,7 +124,8 @@ final class ServerConnection: Sendable {
         } catch is CancellationError {
             throw CancellationError()
         } catch where Task.isCancelled {
-            // FoundationNetworking ends a cancelled transfer with `URLError(.cancelled)`.
+            // A transfer that failed as its task was being cancelled, such as with
+            // `URLError(.cancelled)`.
             throw CancellationError()
         } catch {
             throw networkError(error, about: subject)
@@ -162,48 +163,5 @@ final class ServerConnection: Sendable {
         }
         let detail = message.isEmpty ? HTTPURLResponse.localizedString(forStatusCode: status) : message
         return ModelCollectionError(code, "\(subject): \(detail)", statusCode: status)
-    }
-}
-
-/// The outcome of one transfer, handed to the task that waits for it in whichever order the
-/// two arrive.
-private final class TransferCompletion: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
-    private var outcome: Result<(Data, URLResponse), any Error>?
-
-    /// Resumes `continuation` with the outcome, now if it has come (a cancellation before the
-    /// transfer started) and otherwise when it comes.
-    /// - Returns: Whether the outcome is still to come, and the transfer should start.
-    func wait(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
-        let arrived: Result<(Data, URLResponse), any Error>? = lock.withLock {
-            if outcome == nil { self.continuation = continuation }
-            return outcome
-        }
-        guard let arrived else { return true }
-        continuation.resume(with: arrived)
-        return false
-    }
-
-    /// Records the transfer's outcome and resumes the waiting task, if any; the first outcome
-    /// wins (a cancellation, or the transfer's end).
-    func finish(_ outcome: Result<(Data, URLResponse), any Error>) {
-        let continuation: CheckedContinuation<(Data, URLResponse), any Error>? = lock.withLock {
-            guard self.outcome == nil else { return nil }
-            self.outcome = outcome
-            defer { self.continuation = nil }
-            return self.continuation
-        }
-        continuation?.resume(with: outcome)
-    }
-}
-
-extension URLSessionTask {
-    /// Cancels the task from another thread.
-    ///
-    /// For a task cancellation handler, which runs under the Swift task's status lock:
-    /// `cancel()` waits for the session's queue, whose thread may be waiting for that lock.
-    func cancelLater() {
-        DispatchQueue.global().async { self.cancel() }
     }
 }
