@@ -191,6 +191,27 @@ struct FeatureHashAgreementTests {
         #expect(joinedCount >= 15)
     }
 
+    @Test("The word scanner marks as ASCII exactly the tokens whose bytes are all ASCII")
+    func asciiTokens() throws {
+        // Multibyte letters, marks, joiners and ZWJ inside otherwise ASCII words, at their
+        // start, middle and end, and past the eight-byte scanning boundary.
+        let texts = FeatureHashAgreementTests.texts + [
+            "abcdefghé éabcdefgh abcdefgh’s don’t x‐y cafe\u{301} a\u{200D}b abcdefghijk ÀB 12٫5 Ab1", "ok",
+        ]
+        var ascii = 0, other = 0
+        for text in texts {
+            Tokenizer.withUTF8(text) { bytes in
+                var scanner = WordScanner(bytes)
+                while let token = scanner.next() {
+                    let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
+                    #expect(scanner.ascii == slice.allSatisfy { $0 < 0x80 }, "\(text): \(String(decoding: slice, as: UTF8.self))")
+                    if scanner.ascii { ascii += 1 } else { other += 1 }
+                }
+            }
+        }
+        #expect(ascii >= 30 && other >= 30)
+    }
+
     @Test("Word parts from ICU words", .enabled(if: Tokenizer.isICUAvailable))
     func icuWordParts() throws {
         let configuration = FeaturizerConfiguration(tokenizer: Tokenizer(segmentation: .icu), wordParts: true)

@@ -24,7 +24,7 @@ extension Featurizer {
             var previousWasIdeographic = false
             withUnsafeTemporaryAllocation(of: FeatureHash.self, capacity: 3) { storage in
                 let states = storage.baseAddress!
-                Self.forEachToken(of: configuration.tokenizer, punctuation: configuration.punctuation, in: bytes) { token, joined in
+                Self.forEachToken(of: configuration.tokenizer, punctuation: configuration.punctuation, in: bytes) { token, joined, ascii in
                     let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                     let isIdeographic = token.kind == .ideographic
                     states[0] = FeatureHash()
@@ -41,7 +41,7 @@ extension Featurizer {
                             count += 1
                         }
                     }
-                    Self.combineNormalizedBytes(of: slice, normalization, into: states, count: count)
+                    Self.combineNormalizedBytes(of: slice, ascii: ascii, normalization, into: states, count: count)
                     for index in 0..<count { body(states[index].value) }
                     previousWord = states[0].value
                     previousEnd = token.range.upperBound
@@ -66,7 +66,7 @@ extension Featurizer {
             var historyCount = 0
             var previousEnd = -1
             var previousWasIdeographic = false
-            Self.forEachToken(of: tokenizer, punctuation: configuration.punctuation, in: bytes) { token, joined in
+            Self.forEachToken(of: tokenizer, punctuation: configuration.punctuation, in: bytes) { token, joined, ascii in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
                 let isIdeographic = token.kind == .ideographic
                 let ngrams = min(maxN, historyCount + 1)
@@ -81,7 +81,7 @@ extension Featurizer {
                     states[stateCount] = history[0]
                     stateCount += 1
                 }
-                Self.combineNormalizedBytes(of: slice, normalization, into: states, count: stateCount)
+                Self.combineNormalizedBytes(of: slice, ascii: ascii, normalization, into: states, count: stateCount)
                 for index in 0..<stateCount { body(states[index].value) }
                 // The n-grams ending here are the history of the next token.
                 historyCount = min(ngrams, max(1, maxN - 1))
@@ -96,8 +96,8 @@ extension Featurizer {
         }
     }
 
-    /// Calls `body` with each token and whether it has joiners inside (`true`, `false`, or
-    /// `nil` when unknown), running the standard word scanner's loop in place so that `body`
+    /// Calls `body` with each token, whether it has joiners inside, and whether it is all ASCII
+    /// (each `true`, `false`, or `nil` when unknown), running the standard word scanner's loop in place so that `body`
     /// is inlined into it; other tokenizers' tokens are gathered first from
     /// ``Tokenizer/enumerateTokens(inUTF8:_:)``, and do not know. With `punctuation`, the runs
     /// of punctuation and symbols before each token and after the last come too, in text order,
@@ -105,7 +105,7 @@ extension Featurizer {
     /// compiler inlines it and the scanner into one loop.
     @inline(__always)
     private static func forEachToken(of tokenizer: Tokenizer, punctuation: Bool, in bytes: UnsafeBufferPointer<UInt8>,
-                                     _ body: (Token, Bool?) -> Void) {
+                                     _ body: (_ token: Token, _ joined: Bool?, _ ascii: Bool?) -> Void) {
         let standard = tokenizer.unit == .word && tokenizer.segmentation == .standard
         var gathered: [Token] = []
         if !standard { tokenizer.enumerateTokens(inUTF8: bytes) { gathered.append($0) } }
@@ -115,24 +115,28 @@ extension Featurizer {
         var gapStart = 0
         while true {
             let next: Token?
-            let joined: Bool?
+            let joined: Bool?, ascii: Bool?
             if standard {
                 next = scanner.next()
                 joined = scanner.joined
+                ascii = scanner.ascii
             } else {
                 next = taken < gathered.count ? gathered[taken] : nil
                 taken += 1
                 joined = nil
+                ascii = nil
             }
             if punctuation {
                 let gapEnd = next?.range.lowerBound ?? bytes.count
-                while let run = PunctuationScanner.firstRun(in: bytes, gapStart..<gapEnd) {
-                    body(Token(range: run, kind: .punctuation), false)
-                    gapStart = run.upperBound
+                if PunctuationScanner.mayHoldRun(bytes, gapStart..<gapEnd) {
+                    while let run = PunctuationScanner.firstRun(in: bytes, gapStart..<gapEnd) {
+                        body(Token(range: run, kind: .punctuation), false, nil)
+                        gapStart = run.upperBound
+                    }
                 }
             }
             guard let token = next else { return }
-            body(token, joined)
+            body(token, joined, ascii)
             gapStart = token.range.upperBound
         }
     }
@@ -190,20 +194,22 @@ extension Featurizer {
         }
     }
 
-    /// Feeds the normalized bytes of `token` to the first `count` hash states. Up to three
+    /// Feeds the normalized bytes of `token` to the first `count` hash states (`ascii`: whether
+    /// the token is known to be all ASCII, `nil` when unknown). Up to three
     /// states are kept in registers while the bytes stream by; the FNV step is a multiply
     /// whose latency would otherwise add a store and a load per byte.
     @inline(__always)
-    private static func combineNormalizedBytes(of token: UnsafeBufferPointer<UInt8>, _ normalization: TextNormalization,
+    private static func combineNormalizedBytes(of token: UnsafeBufferPointer<UInt8>, ascii: Bool?,
+                                               _ normalization: TextNormalization,
                                                into states: UnsafeMutablePointer<FeatureHash>, count: Int) {
         switch count {
         case 1:
             var first = states[0]
-            normalization.forEachNormalizedByte(of: token) { first.combine($0) }
+            normalization.forEachNormalizedByte(of: token, ascii: ascii) { first.combine($0) }
             states[0] = first
         case 2:
             var first = states[0], second = states[1]
-            normalization.forEachNormalizedByte(of: token) { byte in
+            normalization.forEachNormalizedByte(of: token, ascii: ascii) { byte in
                 first.combine(byte)
                 second.combine(byte)
             }
@@ -211,7 +217,7 @@ extension Featurizer {
             states[1] = second
         case 3:
             var first = states[0], second = states[1], third = states[2]
-            normalization.forEachNormalizedByte(of: token) { byte in
+            normalization.forEachNormalizedByte(of: token, ascii: ascii) { byte in
                 first.combine(byte)
                 second.combine(byte)
                 third.combine(byte)
@@ -220,7 +226,7 @@ extension Featurizer {
             states[1] = second
             states[2] = third
         default:
-            normalization.forEachNormalizedByte(of: token) { byte in
+            normalization.forEachNormalizedByte(of: token, ascii: ascii) { byte in
                 for index in 0..<count { states[index].combine(byte) }
             }
         }
@@ -263,12 +269,12 @@ extension Featurizer {
         scratch.hashes.removeAll(keepingCapacity: true)
         scratch.text.reserveCapacity(2 * bytes.count + 16)
         var going = true
-        Self.forEachToken(of: configuration.tokenizer, punctuation: configuration.punctuation, in: bytes) { token, _ in
+        Self.forEachToken(of: configuration.tokenizer, punctuation: configuration.punctuation, in: bytes) { token, _, ascii in
             guard going else { return }
             let start = scratch.text.count
             let position = scratch.tokens.count
             var word = FeatureHash()
-            normalization.forEachNormalizedByte(of: UnsafeBufferPointer(rebasing: bytes[token.range])) { byte in
+            normalization.forEachNormalizedByte(of: UnsafeBufferPointer(rebasing: bytes[token.range]), ascii: ascii) { byte in
                 scratch.text.append(byte)
                 word.combine(byte)
             }

@@ -40,6 +40,16 @@ enum PunctuationScanner {
         return start >= 0 && !isLoneStop(base + start, count: end - start) ? start..<end : nil
     }
 
+    /// Whether `bytes[range]` may hold a run: whether any byte is above the space. Most gaps
+    /// between two words are a space or a few whitespace bytes, and this inlined test lets them
+    /// skip the call to ``firstRun(in:_:)`` (6 % of a prediction pass on short texts).
+    @inline(__always)
+    static func mayHoldRun(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        for index in range where base[index] > 0x20 { return true }
+        return false
+    }
+
     /// Whether the run of `count` bytes at `run` is one full stop or comma alone: `.` or `,`,
     /// or one of `。` (U+3002), `、` (U+3001), `，` (U+FF0C) and `．` (U+FF0E).
     @inline(__always)

@@ -21,6 +21,9 @@ struct WordScanner {
     /// `don't`, `3.14`): the featurizer splits only those into parts, without looking for
     /// joiners in every token again.
     @usableFromInline var joined = false
+    /// Whether the last token ``next()`` returned is all ASCII: the featurizer then lowercases
+    /// and hashes its bytes without testing them again.
+    @usableFromInline var ascii = true
 
     @inlinable
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
@@ -30,6 +33,7 @@ struct WordScanner {
         self.position = 0
         self.byteClass = ScalarClassifier.byteTable
         self.joined = false
+        self.ascii = true
     }
 
     /// The class and byte length of the scalar at `index`.
@@ -52,15 +56,21 @@ struct WordScanner {
     @inlinable @inline(__always)
     mutating func next() -> Token? {
         joined = false
+        ascii = true
         var index = position
         while index < end {
             // ASCII fast path for the bytes between words.
             let byteClass = self.byteClass[Int(bytes[index])]
-            if byteClass.isAlphanumeric { return scanWord(from: index, first: byteClass, length: 1) }
+            if byteClass.isAlphanumeric {
+                ascii = true  // a skipped multibyte scalar before this word may have cleared it
+                return scanWord(from: index, first: byteClass, length: 1)
+            }
             if byteClass != .multibyte {
                 index += 1
                 continue
             }
+            // A token that starts here starts with a multibyte scalar.
+            ascii = false
             if isCJKIdeograph(at: index) {
                 // The CJK Unified Ideographs block, the bulk of Chinese and Japanese text.
                 let stop = skipExtenders(from: index + 3)
@@ -131,13 +141,16 @@ struct WordScanner {
             if scalarClass.isAlphanumeric {
                 last = scalarClass
                 seen |= scalarClass.rawValue
+                if length > 1 { ascii = false }
                 index += length
             } else if scalarClass == .extend || scalarClass == .zeroWidthJoiner {
+                ascii = false  // both are multibyte
                 index += length
             } else if scalarClass.isJoiner, index + length < end {
                 let (nextClass, nextLength) = peek(index + length)
                 guard Self.joins(scalarClass, between: last, and: nextClass) else { break }
                 joined = true
+                if length > 1 || nextLength > 1 { ascii = false }
                 last = nextClass
                 seen |= nextClass.rawValue
                 index += length + nextLength
