@@ -10,12 +10,15 @@ struct CollectionAccessor: Sendable {
     let cache: ModelCache
     let connection: ServerConnection
 
+    /// - Parameter watchdogInterval: For tests: the ``Watchdog``'s interval, instead of the
+    ///   configuration's.
     init(identifier: String, server: URL, context: DeviceContext, cache: ModelCache,
-         configuration: URLSessionConfiguration) throws {
+         configuration: URLSessionConfiguration, watchdogInterval: TimeInterval? = nil) throws {
         try Self.validate(identifier)
         self.identifier = identifier
         self.cache = cache
-        self.connection = try ServerConnection(server: server, token: nil, configuration: configuration)
+        self.connection = try ServerConnection(server: server, token: nil, configuration: configuration,
+                                               watchdogInterval: watchdogInterval)
         var context = context
         if context.installationID == nil { context.installationID = try cache.installationID() }
         self.context = context

@@ -72,13 +72,20 @@ struct ModelDownload {
         }
         defer { try? handle.close() }
 
-        let receiver = DownloadReceiver(file: handle, path: partial.path, offset: offset, expectedSize: entry.size)
+        let receiver = DownloadReceiver(file: handle, path: partial.path, offset: offset, expectedSize: entry.size,
+                                        watchdog: Watchdog(interval: connection.watchdogInterval))
         let session = URLSession(configuration: connection.configuration, delegate: receiver, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         let task = session.dataTask(with: request)
         let result = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                if receiver.completion.wait(continuation) { task.resume() }
+                guard receiver.completion.wait(continuation) else { return }
+                // Bytes reset the watchdog: a download may take long, but not stall.
+                receiver.watchdog.start {
+                    receiver.stall()
+                    task.cancelLater()
+                }
+                task.resume()
             }
         } onCancel: {
             // Resumes at once: on Linux a cancelled transfer sometimes never reports its end.
@@ -153,6 +160,8 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
     private let path: String
     private let offset: Int64
     private let expectedSize: Int64
+    /// Ends the download when no bytes come for its interval (``stall()``).
+    let watchdog: Watchdog
     private let lock = NSLock()
     /// Hands the result to the waiting task.
     let completion = TransferCompletion<Result>()
@@ -162,7 +171,8 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
     private var errorBody = Data()
     private var failure: ModelCollectionError?
 
-    init(file: FileHandle, path: String, offset: Int64, expectedSize: Int64) {
+    init(file: FileHandle, path: String, offset: Int64, expectedSize: Int64, watchdog: Watchdog) {
+        self.watchdog = watchdog
         self.file = file
         self.path = path
         self.offset = offset
@@ -176,8 +186,19 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
         completion.finish(.success(.cancelled))
     }
 
+    /// Ends the wait as a broken transfer (``TransferStalled``), keeping what came for a
+    /// resume; from then on nothing is written to the file, as after ``cancel()``.
+    func stall() {
+        let received: Int64 = lock.withLock {
+            mode = .cancelled
+            return written
+        }
+        completion.finish(.success(.transport(TransferStalled(seconds: watchdog.interval), received: received)))
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        watchdog.progressed()
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let disposition: URLSession.ResponseDisposition = lock.withLock {
             if case .cancelled = mode { return .cancel }
@@ -209,6 +230,7 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        watchdog.progressed()
         let cancel: Bool = lock.withLock {
             switch mode {
             case .collectingError:
@@ -233,6 +255,7 @@ private final class DownloadReceiver: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        watchdog.stop()
         let result: Result = lock.withLock {
             if let failure { return .failed(failure) }
             if case .collectingError(let status) = mode {

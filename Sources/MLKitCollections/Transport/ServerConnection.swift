@@ -14,10 +14,15 @@ final class ServerConnection: Sendable {
     let configuration: URLSessionConfiguration
     /// The session for requests whose whole answer fits in memory.
     let session: URLSession
+    /// Seconds without progress after which a ``Watchdog`` ends a request or a download.
+    let watchdogInterval: TimeInterval
 
     /// Creates a connection; `configuration` is copied and its HTTP cache turned off, since
     /// the client revalidates with ETags itself.
-    init(server: URL, token: String?, configuration: URLSessionConfiguration) throws {
+    /// - Parameter watchdogInterval: The watchdog's interval; by default the configuration's
+    ///   (``Watchdog/interval(for:)``). Tests make it shorter than the session's own timeout.
+    init(server: URL, token: String?, configuration: URLSessionConfiguration,
+         watchdogInterval: TimeInterval? = nil) throws {
         guard let scheme = server.scheme?.lowercased(), scheme == "http" || scheme == "https", server.host != nil else {
             throw ModelCollectionError(.invalidParameter, "server URL \"\(server.absoluteString)\": expected http://HOST[:PORT] or https://...")
         }
@@ -28,6 +33,7 @@ final class ServerConnection: Sendable {
         copy.requestCachePolicy = .reloadIgnoringLocalCacheData
         self.configuration = copy
         self.session = URLSession(configuration: copy)
+        self.watchdogInterval = watchdogInterval ?? Watchdog.interval(for: copy)
     }
 
     deinit {
@@ -62,7 +68,7 @@ final class ServerConnection: Sendable {
     /// - Throws: ``ModelCollectionError`` for a transport failure or an error status.
     func send(_ request: URLRequest, about subject: String) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await transport(about: subject) {
-            try await run(stoppingOnCancel: false) { session.dataTask(with: request, completionHandler: $0) }
+            try await run(stoppingOnCancel: false, watched: true) { session.dataTask(with: request, completionHandler: $0) }
         }
         return (data, try checked(response, body: data, about: subject))
     }
@@ -70,7 +76,7 @@ final class ServerConnection: Sendable {
     /// Uploads the file at `file` as the body of `request`, streamed from disk.
     func upload(_ request: URLRequest, fromFile file: URL, about subject: String) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await transport(about: subject) {
-            try await run(stoppingOnCancel: true) {
+            try await run(stoppingOnCancel: true, watched: false) {
                 session.uploadTask(with: request, fromFile: file, completionHandler: $0)
             }
         }
@@ -94,11 +100,16 @@ final class ServerConnection: Sendable {
     ///   the process unwatched, its request hanging. (With CancellationStress's 1,000 requests
     ///   each cancelled, the next access hung in 1 run of 10; after 1,000 completed requests on
     ///   fresh sessions, in none of 10.)
-    private func run(stoppingOnCancel: Bool,
+    /// - Parameter watched: Whether a ``Watchdog`` bounds the transfer. A request's answer
+    ///   reports no progress until it ends, so the watchdog bounds its whole time. Uploads are
+    ///   not watched: a large model file may take longer than any bound that suits a request.
+    private func run(stoppingOnCancel: Bool, watched: Bool,
                      _ makeTask: (@escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) -> URLSessionTask)
         async throws -> (Data, URLResponse) {
         let completion = TransferCompletion<(Data, URLResponse)>()
+        let watchdog = watched ? Watchdog(interval: watchdogInterval) : nil
         let task = makeTask { data, response, error in
+            watchdog?.stop()
             if let response, error == nil {
                 completion.finish(.success((data ?? Data(), response)))
             } else {
@@ -107,7 +118,12 @@ final class ServerConnection: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                if completion.wait(continuation) { task.resume() }
+                guard completion.wait(continuation) else { return }
+                watchdog?.start {
+                    completion.finish(.failure(TransferStalled(seconds: watchdog!.interval)))
+                    task.cancelLater()
+                }
+                task.resume()
             }
         } onCancel: {
             completion.finish(.failure(CancellationError()))

@@ -5,12 +5,14 @@ import Glibc
 
 /// A TCP proxy on 127.0.0.1 in front of a test server. It records what clients send and what
 /// the server answers, and can cut a connection after a number of response bytes, as a broken
-/// network would.
+/// network would, or stop passing them on while keeping the connection open, as a stalled one
+/// would.
 final class CuttingProxy: @unchecked Sendable {
     private let upstreamPort: UInt16
     private let listener: Int32
     private let lock = NSLock()
     private var cutAfter: Int?
+    private var stallAfter: Int?
     private var requestLog = ""
     private var responseLog = ""
     private var responseBytes = 0
@@ -47,6 +49,13 @@ final class CuttingProxy: @unchecked Sendable {
     /// Cuts each new connection once the server has sent `bytes` bytes on it, until `nil`.
     func cutConnections(afterResponseBytes bytes: Int?) {
         lock.withLock { cutAfter = bytes }
+    }
+
+    /// Stops passing on the responses of every connection, open or new, once `bytes` bytes
+    /// have gone on it, keeping it open until the proxy closes; `nil` ends the stall for what
+    /// has not stalled yet.
+    func stallConnections(afterResponseBytes bytes: Int?) {
+        lock.withLock { stallAfter = bytes }
     }
 
     /// Everything clients sent (request lines, headers and bodies).
@@ -132,7 +141,8 @@ final class CuttingProxy: @unchecked Sendable {
     }
 
     /// Copies bytes from one socket to the other until either side closes or `limit` is reached,
-    /// then shuts both down.
+    /// then shuts both down. A response stalls as ``stallConnections(afterResponseBytes:)``
+    /// says: nothing more is forwarded, and the pump waits for the proxy to close.
     private func pump(from source: Int32, to target: Int32, limit: Int?, isResponse: Bool) {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var forwarded = 0
@@ -140,6 +150,8 @@ final class CuttingProxy: @unchecked Sendable {
             var count = buffer.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }
             guard count > 0 else { break }
             if let limit { count = min(count, limit - forwarded) }
+            let stall = isResponse ? lock.withLock { stallAfter } : nil
+            if let stall { count = max(0, min(count, stall - forwarded)) }
             let chunk = Array(buffer[0..<count])
             lock.withLock {
                 if isResponse {
@@ -157,6 +169,10 @@ final class CuttingProxy: @unchecked Sendable {
             }
             forwarded += count
             if let limit, forwarded >= limit { break }
+            if let stall, forwarded >= stall {
+                while !lock.withLock({ closed }) { Thread.sleep(forTimeInterval: 0.05) }
+                break
+            }
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(target, Int32(SHUT_RDWR))

@@ -1,0 +1,80 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Ends a transfer that makes no progress for ``interval`` seconds, on a timer of its own.
+///
+/// URLSession times out an idle request itself (`timeoutIntervalForRequest`), but on Linux it
+/// once did not: after a thousand cancelled transfers in one process (CancellationStress), a
+/// socket was missing from libdispatch's epoll set, its request never ended, and no timeout
+/// fired. The watchdog bounds such a transfer. Its interval is longer than the session's
+/// timeout, so that an ordinary timeout is still the session's own.
+final class Watchdog: @unchecked Sendable {
+    /// Seconds without progress after which the transfer is ended.
+    let interval: TimeInterval
+    private let lock = NSLock()
+    /// When progress was last seen, in uptime nanoseconds.
+    private var lastProgress: UInt64 = 0
+    private var stopped = false
+
+    /// A watchdog that ends a transfer after `interval` seconds without progress.
+    init(interval: TimeInterval) {
+        self.interval = interval
+    }
+
+    /// The interval for transfers of a session with `configuration`: its request timeout, plus
+    /// as much again up to 5 seconds, for the session's own timer to fire first.
+    static func interval(for configuration: URLSessionConfiguration) -> TimeInterval {
+        let timeout = configuration.timeoutIntervalForRequest
+        return timeout + min(timeout, 5)
+    }
+
+    /// Starts watching: `expire` runs once, on a global queue, if ``interval`` seconds pass
+    /// without ``progressed()`` before ``stop()``.
+    func start(_ expire: @escaping @Sendable () -> Void) {
+        lock.withLock { lastProgress = DispatchTime.now().uptimeNanoseconds }
+        schedule(after: interval, expire)
+    }
+
+    /// Records progress: bytes came.
+    func progressed() {
+        lock.withLock { lastProgress = DispatchTime.now().uptimeNanoseconds }
+    }
+
+    /// Stops watching: the transfer has ended.
+    func stop() {
+        lock.withLock { stopped = true }
+    }
+
+    /// Checks after `delay` seconds, and again as long as progress keeps coming. The check
+    /// holds the watchdog weakly, so a finished transfer's watchdog is freed at once.
+    private func schedule(after delay: TimeInterval, _ expire: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self else { return }
+            let remaining: TimeInterval? = lock.withLock {
+                if stopped { return nil }
+                let idle = TimeInterval(DispatchTime.now().uptimeNanoseconds - lastProgress) / 1e9
+                if idle >= interval { stopped = true }
+                return interval - idle
+            }
+            guard let remaining else { return }
+            if remaining <= 0 {
+                expire()
+            } else {
+                schedule(after: remaining, expire)
+            }
+        }
+    }
+}
+
+/// The failure of a transfer that the ``Watchdog`` ended.
+struct TransferStalled: LocalizedError {
+    /// The watchdog's interval.
+    let seconds: TimeInterval
+
+    var errorDescription: String? {
+        "no progress for \(seconds.formatted(.number.precision(.fractionLength(0...1)))) s"
+    }
+}
