@@ -378,5 +378,8 @@ struct FeatureKeyScratch {
 
 extension Token {
     /// Whether the token is a word or a number, the kinds that have parts and character n-grams.
-    var isWordOrNumber: Bool { kind == .word || kind == .number }
+    /// Inlined: the compiler left it a call per token in the featurizer's loop.
+    var isWordOrNumber: Bool {
+        @inline(__always) get { kind == .word || kind == .number }
+    }
 }
