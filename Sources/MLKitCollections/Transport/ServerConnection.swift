@@ -107,7 +107,8 @@ final class ServerConnection: Sendable {
                      _ makeTask: (@escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) -> URLSessionTask)
         async throws -> (Data, URLResponse) {
         let completion = TransferCompletion<(Data, URLResponse)>()
-        let watchdog = watched ? Watchdog(interval: watchdogInterval) : nil
+        let interval = watchdogInterval
+        let watchdog = watched ? Watchdog(interval: interval) : nil
         let task = makeTask { data, response, error in
             watchdog?.stop()
             if let response, error == nil {
@@ -120,7 +121,7 @@ final class ServerConnection: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 guard completion.wait(continuation) else { return }
                 watchdog?.start {
-                    completion.finish(.failure(TransferStalled(seconds: watchdog!.interval)))
+                    completion.finish(.failure(TransferStalled(seconds: interval)))
                     task.cancelLater()
                 }
                 task.resume()

@@ -17,7 +17,9 @@ final class Watchdog: @unchecked Sendable {
     private let lock = NSLock()
     /// When progress was last seen, in uptime nanoseconds.
     private var lastProgress: UInt64 = 0
-    private var stopped = false
+    /// What ends the transfer, until the watch ends: dropped then, so that nothing the transfer
+    /// holds outlives it in a pending check.
+    private var expire: (@Sendable () -> Void)?
 
     /// A watchdog that ends a transfer after `interval` seconds without progress.
     init(interval: TimeInterval) {
@@ -34,8 +36,11 @@ final class Watchdog: @unchecked Sendable {
     /// Starts watching: `expire` runs once, on a global queue, if ``interval`` seconds pass
     /// without ``progressed()`` before ``stop()``.
     func start(_ expire: @escaping @Sendable () -> Void) {
-        lock.withLock { lastProgress = DispatchTime.now().uptimeNanoseconds }
-        schedule(after: interval, expire)
+        lock.withLock {
+            lastProgress = DispatchTime.now().uptimeNanoseconds
+            self.expire = expire
+        }
+        schedule(after: interval)
     }
 
     /// Records progress: bytes came.
@@ -45,26 +50,23 @@ final class Watchdog: @unchecked Sendable {
 
     /// Stops watching: the transfer has ended.
     func stop() {
-        lock.withLock { stopped = true }
+        lock.withLock { expire = nil }
     }
 
     /// Checks after `delay` seconds, and again as long as progress keeps coming. The check
     /// holds the watchdog weakly, so a finished transfer's watchdog is freed at once.
-    private func schedule(after delay: TimeInterval, _ expire: @escaping @Sendable () -> Void) {
+    private func schedule(after delay: TimeInterval) {
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self else { return }
-            let remaining: TimeInterval? = lock.withLock {
-                if stopped { return nil }
+            let (expired, remaining): ((@Sendable () -> Void)?, TimeInterval?) = lock.withLock {
+                guard let expire else { return (nil, nil) }
                 let idle = TimeInterval(DispatchTime.now().uptimeNanoseconds - lastProgress) / 1e9
-                if idle >= interval { stopped = true }
-                return interval - idle
+                guard idle >= interval else { return (nil, interval - idle) }
+                self.expire = nil
+                return (expire, nil)
             }
-            guard let remaining else { return }
-            if remaining <= 0 {
-                expire()
-            } else {
-                schedule(after: remaining, expire)
-            }
+            if let expired { expired() }
+            if let remaining { schedule(after: remaining) }
         }
     }
 }
