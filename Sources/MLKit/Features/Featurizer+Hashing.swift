@@ -97,9 +97,9 @@ extension Featurizer {
     }
 
     /// Calls `body` with each token, whether it has joiners inside, and whether it is all ASCII
-    /// (each `true`, `false`, or `nil` when unknown), running the standard word scanner's loop in place so that `body`
-    /// is inlined into it; other tokenizers' tokens are gathered first from
-    /// ``Tokenizer/enumerateTokens(inUTF8:_:)``, and do not know. With `punctuation`, the runs
+    /// (each `true`, `false`, or `nil` when unknown), running the standard word scanner's loop
+    /// in place so that `body` is inlined into it; other tokenizers' tokens are gathered first
+    /// from ``Tokenizer/enumerateTokens(inUTF8:_:)``, and do not know. With `punctuation`, the runs
     /// of punctuation and symbols before each token and after the last come too, in text order,
     /// as tokens of kind `punctuation`. `body` has two call sites, one per kind, so that the
     /// compiler inlines it and the scanner into one loop.
