@@ -18,13 +18,26 @@ struct StalledTransferTests {
                                       watchdogInterval: 2)
     }
 
-    @Test("The default interval is the session's request timeout plus as much again, up to 5 s")
+    @Test("The default interval is the session's request timeout plus as much again, up to 5 s; 0 means 60 s, and infinity no watch")
     func defaultInterval() {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 1
         #expect(Watchdog.interval(for: configuration) == 2)
         configuration.timeoutIntervalForRequest = 60
         #expect(Watchdog.interval(for: configuration) == 65)
+        configuration.timeoutIntervalForRequest = 0
+        #expect(Watchdog.interval(for: configuration) == 65)
+        configuration.timeoutIntervalForRequest = .infinity
+        #expect(Watchdog.interval(for: configuration) == .infinity)
+    }
+
+    @Test("An infinite interval watches nothing")
+    func infiniteInterval() async throws {
+        let fired = Fired()
+        let watchdog = Watchdog(interval: .infinity)
+        watchdog.start { fired.mark("infinite") }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(fired.names.isEmpty)
     }
 
     @Test("A request whose answer stalls fails after the watchdog's interval, or gives the cached copy marked stale")

@@ -27,15 +27,19 @@ final class Watchdog: @unchecked Sendable {
     }
 
     /// The interval for transfers of a session with `configuration`: its request timeout, plus
-    /// as much again up to 5 seconds, for the session's own timer to fire first.
+    /// as much again up to 5 seconds, for the session's own timer to fire first. An infinite
+    /// timeout gives an infinite interval (no watch); one that is not positive counts as the
+    /// default 60 s.
     static func interval(for configuration: URLSessionConfiguration) -> TimeInterval {
-        let timeout = configuration.timeoutIntervalForRequest
+        var timeout = configuration.timeoutIntervalForRequest
+        if timeout.isNaN || timeout <= 0 { timeout = 60 }
         return timeout + min(timeout, 5)
     }
 
     /// Starts watching: `expire` runs once, on a global queue, if ``interval`` seconds pass
-    /// without ``progressed()`` before ``stop()``.
+    /// without ``progressed()`` before ``stop()``. An infinite interval watches nothing.
     func start(_ expire: @escaping @Sendable () -> Void) {
+        guard interval.isFinite else { return }
         lock.withLock {
             lastProgress = DispatchTime.now().uptimeNanoseconds
             self.expire = expire
