@@ -10,7 +10,7 @@ import Testing
 struct StalledTransferTests {
     /// An accessor whose watchdog fires after 2 s, far below the session's 60 s request
     /// timeout: whatever ends a stalled transfer within the test is the watchdog.
-    static func accessor(_ fixture: Fixture, through proxy: CuttingProxy, cache: URL) throws -> CollectionAccessor {
+    static func accessor(through proxy: CuttingProxy, cache: URL) throws -> CollectionAccessor {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 60
         return try CollectionAccessor(identifier: "headlines", server: proxy.url, context: DeviceContext(),
@@ -48,7 +48,7 @@ struct StalledTransferTests {
         let proxy = try CuttingProxy(upstreamPort: fixture.server.port)
         defer { proxy.close() }
         let cache = try Binary.temporaryFolder("cache")
-        let accessor = try Self.accessor(fixture, through: proxy, cache: cache)
+        let accessor = try Self.accessor(through: proxy, cache: cache)
 
         // From an empty cache: the access fails, naming the stall, after about 2 s.
         proxy.stallConnections(afterResponseBytes: 0)
@@ -83,7 +83,7 @@ struct StalledTransferTests {
         let proxy = try CuttingProxy(upstreamPort: fixture.server.port)
         defer { proxy.close() }
         let cache = try Binary.temporaryFolder("cache")
-        let accessor = try Self.accessor(fixture, through: proxy, cache: cache)
+        let accessor = try Self.accessor(through: proxy, cache: cache)
 
         // The deployment's answer (a few KB) passes; the model file's stalls after 64 KB, which
         // arrive at once: the watchdog counts its interval from the last bytes.

@@ -77,18 +77,10 @@ struct ModelDownload {
         let session = URLSession(configuration: connection.configuration, delegate: receiver, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
         let task = session.dataTask(with: request)
-        let result = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                guard receiver.completion.wait(continuation) else { return }
-                // Bytes reset the watchdog: a download may take long, but not stall.
-                receiver.watchdog.start {
-                    receiver.stall()
-                    task.cancelLater()
-                }
-                task.resume()
-            }
+        // Bytes reset the watchdog: a download may take long, but not stall.
+        let result = try await receiver.completion.run(task, watchdog: receiver.watchdog) {
+            receiver.stall()
         } onCancel: {
-            // Resumes at once: on Linux a cancelled transfer sometimes never reports its end.
             receiver.cancel()
             task.cancelLater()
         }

@@ -90,9 +90,8 @@ final class ServerConnection: Sendable {
     /// Linux when their Swift task is cancelled: the cancellation handler runs under the task's
     /// status lock and calls `URLSessionTask.cancel()`, which waits for the session's queue,
     /// while that queue's thread, finishing the transfer, waits for the same lock to resume the
-    /// continuation. Here a cancelled Swift task throws `CancellationError` at once, without
-    /// waiting for the transfer to end: on Linux a cancelled transfer sometimes never reports its
-    /// end (CancellationTests).
+    /// continuation. Here a cancelled Swift task throws `CancellationError` at once
+    /// (``TransferCompletion/run(_:watchdog:onStall:onCancel:)``).
     /// - Parameter stoppingOnCancel: Whether a cancellation also stops the transfer
     ///   (``URLSessionTask/cancelLater()``), for uploads, whose bytes are worth stopping. A request
     ///   whose answer fits in memory is left to end unobserved instead: cancelling a transfer
@@ -117,15 +116,8 @@ final class ServerConnection: Sendable {
                 completion.finish(.failure(error ?? URLError(.badServerResponse)))
             }
         }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                guard completion.wait(continuation) else { return }
-                watchdog?.start {
-                    completion.finish(.failure(TransferStalled(seconds: interval)))
-                    task.cancelLater()
-                }
-                task.resume()
-            }
+        return try await completion.run(task, watchdog: watchdog) {
+            completion.finish(.failure(TransferStalled(seconds: interval)))
         } onCancel: {
             completion.finish(.failure(CancellationError()))
             if stoppingOnCancel { task.cancelLater() }

@@ -35,6 +35,33 @@ final class TransferCompletion<Value: Sendable>: @unchecked Sendable {
         }
         continuation?.resume(with: outcome)
     }
+
+    /// Starts `task` and waits for the outcome: whichever of the transfer's end, the Swift
+    /// task's cancellation and the watchdog's expiry comes first. A cancellation resumes at
+    /// once, without waiting for the transfer to end: on Linux a cancelled transfer sometimes
+    /// never reports its end (CancellationTests).
+    /// - Parameters:
+    ///   - watchdog: Ends a transfer that makes no progress, if any: `onStall`, then the task is
+    ///     cancelled.
+    ///   - onStall: Finishes with the outcome of a stalled transfer.
+    ///   - onCancel: Finishes with the outcome of a cancellation, and stops the transfer if it
+    ///     is worth stopping. It runs under the Swift task's status lock, so it may stop the
+    ///     task only with ``URLSessionTask/cancelLater()``.
+    func run(_ task: URLSessionTask, watchdog: Watchdog?, onStall: @escaping @Sendable () -> Void,
+             onCancel: @Sendable () -> Void) async throws -> Value {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard wait(continuation) else { return }
+                watchdog?.start {
+                    onStall()
+                    task.cancelLater()
+                }
+                task.resume()
+            }
+        } onCancel: {
+            onCancel()
+        }
+    }
 }
 
 extension URLSessionTask {
