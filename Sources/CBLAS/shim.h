@@ -219,6 +219,147 @@ static inline int mlkit_avx_dual_lane_steps(long lanes, const float *margins, in
     }
     return moved;
 }
+
+// Not BLAS either: the exponentials and logarithms of probability calibration
+// (ProbabilityCalibration.swift), four doubles at a time with AVX2 and fused multiply-adds, for
+// processors that have them. Their results are within a few units in the last place of the C
+// library's `exp` and `log1p`, not bit-identical to them: the calibration's fitted parameters,
+// returned as floats, may differ in their last bit from those of a processor without AVX2.
+
+// 1 when the processor has AVX2 and FMA and the operating system saves the 256-bit registers.
+static inline int mlkit_has_avx2_fma(void) {
+    unsigned a, b, c, d;
+    if (!mlkit_has_avx() || !__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_FMA)) return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    return (b & bit_AVX2) != 0;
+}
+
+// e^x for x ≤ 0 in each lane: x = k·ln 2 + r with |r| ≤ ln 2 / 2 (ln 2 in two parts, so that
+// k·ln 2 is exact), e^r by its Taylor polynomial of degree 13 (truncated below 10^-17 on that
+// interval), times 2^k built in the exponent's bits. Below -708, where e^x leaves the normal
+// doubles, the result is 0.
+__attribute__((target("avx2,fma"), always_inline))
+static inline __m256d mlkit_avx2_exp_nonpositive(__m256d x) {
+    const __m256d floor = _mm256_set1_pd(-708.0);
+    const __m256d underflow = _mm256_cmp_pd(x, floor, _CMP_LT_OQ);
+    x = _mm256_max_pd(x, floor);
+    const __m256d k = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(1.4426950408889634)),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(6.93147180369123816490e-01), x);
+    r = _mm256_fnmadd_pd(k, _mm256_set1_pd(1.90821492927058770002e-10), r);
+    // 1/13!, 1/12!, ..., 1/2!, 1/1!, 1/0!
+    static const double inverseFactorials[14] = {
+        1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+        1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
+    __m256d p = _mm256_set1_pd(inverseFactorials[0]);
+    for (int term = 1; term < 14; term++) p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(inverseFactorials[term]));
+    const __m256i exponent = _mm256_slli_epi64(
+        _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k)), _mm256_set1_epi64x(1023)), 52);
+    return _mm256_andnot_pd(underflow, _mm256_mul_pd(p, _mm256_castsi256_pd(exponent)));
+}
+
+// log(1 + e) for 0 ≤ e ≤ 1 in each lane: u = 1 + e rounded, with c = e − (u − 1) the part of
+// e lost in the rounding, is m·2^j with m in [√2/2, √2]; log m = 2 atanh(s), s = (m − 1)/(m + 1),
+// by its series in s² ≤ 0.0295 up to s²⁰ (truncated below 10^-18), and log(1 + e) =
+// j·ln 2 + log m + c/u. A tiny e gives u = 1 and the result c = e, as log1p does.
+__attribute__((target("avx2,fma"), always_inline))
+static inline __m256d mlkit_avx2_log1p_unit(__m256d e) {
+    const __m256d one = _mm256_set1_pd(1.0);
+    const __m256d u = _mm256_add_pd(one, e);
+    const __m256d lost = _mm256_sub_pd(e, _mm256_sub_pd(u, one));
+    const __m256d halve = _mm256_cmp_pd(u, _mm256_set1_pd(1.4142135623730951), _CMP_GT_OQ);
+    const __m256d m = _mm256_blendv_pd(u, _mm256_mul_pd(u, _mm256_set1_pd(0.5)), halve);
+    const __m256d s = _mm256_div_pd(_mm256_sub_pd(m, one), _mm256_add_pd(m, one));
+    const __m256d w = _mm256_mul_pd(s, s);
+    __m256d q = _mm256_set1_pd(1.0 / 21.0);
+    for (int odd = 19; odd >= 3; odd -= 2) q = _mm256_fmadd_pd(q, w, _mm256_set1_pd(1.0 / odd));
+    q = _mm256_fmadd_pd(q, w, one);
+    const __m256d logM = _mm256_mul_pd(_mm256_add_pd(s, s), q);
+    const __m256d scale = _mm256_and_pd(halve, _mm256_set1_pd(0.69314718055994530942));
+    return _mm256_add_pd(_mm256_add_pd(scale, logM), _mm256_div_pd(lost, u));
+}
+
+// Platt's loss with its gradient and Hessian over n decision values (plattTerms in
+// ProbabilityCalibration.swift): sums[0 ..< 6] = Σ loss, Σ g₁, Σ g₂, Σ h₁₁, Σ h₂₂, Σ h₂₁ (the
+// Hessian without its shift). Value i goes to lane i % 4; the lanes are added last, (0 + 1) + (2 + 3).
+__attribute__((target("avx2,fma")))
+static inline void mlkit_avx2_platt_terms(const double *values, const double *targets, long n, double a,
+                                          double b, double *sums) {
+    const __m256d slope = _mm256_set1_pd(a), offset = _mm256_set1_pd(b), one = _mm256_set1_pd(1.0);
+    const __m256d zero = _mm256_setzero_pd(), sign = _mm256_set1_pd(-0.0);
+    __m256d total[6] = {zero, zero, zero, zero, zero, zero};
+    for (long i = 0; i < n; i += 4) {
+        __m256d f, t, keep;
+        if (i + 4 <= n) {
+            f = _mm256_loadu_pd(values + i);
+            t = _mm256_loadu_pd(targets + i);
+            keep = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+        } else {
+            double fs[4] = {0, 0, 0, 0}, ts[4] = {0, 0, 0, 0};
+            int64_t ks[4] = {0, 0, 0, 0};
+            for (long j = 0; i + j < n; j++) { fs[j] = values[i + j]; ts[j] = targets[i + j]; ks[j] = -1; }
+            f = _mm256_loadu_pd(fs);
+            t = _mm256_loadu_pd(ts);
+            keep = _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)ks));
+        }
+        const __m256d z = _mm256_add_pd(_mm256_mul_pd(f, slope), offset);
+        const __m256d e = mlkit_avx2_exp_nonpositive(_mm256_or_pd(z, sign));  // e^(−|z|)
+        const __m256d inverse = _mm256_div_pd(one, _mm256_add_pd(one, e));
+        const __m256d positive = _mm256_cmp_pd(z, zero, _CMP_GE_OQ);
+        const __m256d weight = _mm256_blendv_pd(_mm256_sub_pd(t, one), t, positive);
+        const __m256d loss = _mm256_add_pd(_mm256_mul_pd(weight, z), mlkit_avx2_log1p_unit(e));
+        const __m256d p = _mm256_blendv_pd(inverse, _mm256_mul_pd(e, inverse), positive);
+        const __m256d d2 = _mm256_mul_pd(_mm256_mul_pd(e, inverse), inverse);
+        const __m256d d1 = _mm256_sub_pd(t, p);
+        const __m256d terms[6] = {loss, _mm256_mul_pd(f, d1), d1, _mm256_mul_pd(_mm256_mul_pd(f, f), d2), d2,
+                                  _mm256_mul_pd(f, d2)};
+        for (int k = 0; k < 6; k++) total[k] = _mm256_add_pd(total[k], _mm256_and_pd(terms[k], keep));
+    }
+    for (int k = 0; k < 6; k++) {
+        double lanes[4];
+        _mm256_storeu_pd(lanes, total[k]);
+        sums[k] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    }
+}
+
+// The moments of softmax(β·s) over one row of `classes` scores (temperatureSlope in
+// ProbabilityCalibration.swift): moments[0 ..< 3] = Σ w, Σ w·s, Σ w·s² with w = e^(β·s − max β·s).
+// Lanes as in mlkit_avx2_platt_terms.
+__attribute__((target("avx2,fma")))
+static inline void mlkit_avx2_softmax_moments(const float *scores, long classes, double beta, double *moments) {
+    const __m256d scale = _mm256_set1_pd(beta), zero = _mm256_setzero_pd();
+    double largest = -__builtin_inf();
+    for (long lane = 0; lane < classes; lane++) {
+        const double scaled = beta * (double)scores[lane];
+        if (scaled > largest) largest = scaled;
+    }
+    const __m256d top = _mm256_set1_pd(largest);
+    __m256d total[3] = {zero, zero, zero};
+    for (long i = 0; i < classes; i += 4) {
+        __m256d s, keep;
+        if (i + 4 <= classes) {
+            s = _mm256_cvtps_pd(_mm_loadu_ps(scores + i));
+            keep = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+        } else {
+            float ss[4] = {0, 0, 0, 0};
+            int64_t ks[4] = {0, 0, 0, 0};
+            for (long j = 0; i + j < classes; j++) { ss[j] = scores[i + j]; ks[j] = -1; }
+            s = _mm256_cvtps_pd(_mm_loadu_ps(ss));
+            keep = _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)ks));
+        }
+        const __m256d w = _mm256_and_pd(
+            mlkit_avx2_exp_nonpositive(_mm256_min_pd(_mm256_sub_pd(_mm256_mul_pd(scale, s), top), zero)), keep);
+        const __m256d ws = _mm256_mul_pd(w, s);
+        total[0] = _mm256_add_pd(total[0], w);
+        total[1] = _mm256_add_pd(total[1], ws);
+        total[2] = _mm256_add_pd(total[2], _mm256_mul_pd(ws, s));
+    }
+    for (int k = 0; k < 3; k++) {
+        double lanes[4];
+        _mm256_storeu_pd(lanes, total[k]);
+        moments[k] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    }
+}
 #endif
 
 #endif
