@@ -280,9 +280,24 @@ static inline __m256d mlkit_avx2_log1p_unit(__m256d e) {
     return _mm256_add_pd(_mm256_add_pd(scale, logM), _mm256_div_pd(lost, u));
 }
 
+// The lanes of a group of four that starts `remaining` values before the end: all of them, or
+// the first `remaining`, as a mask for masked loads and for dropping the rest's terms.
+__attribute__((target("avx2"), always_inline))
+static inline __m256i mlkit_avx2_tail_mask(long remaining) {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(remaining), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
+// The sum of four lanes, added as (0 + 1) + (2 + 3).
+__attribute__((target("avx2"), always_inline))
+static inline double mlkit_avx2_sum_lanes(__m256d sums) {
+    double lanes[4];
+    _mm256_storeu_pd(lanes, sums);
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
 // Platt's loss with its gradient and Hessian over n decision values (plattTerms in
 // ProbabilityCalibration.swift): sums[0 ..< 6] = Σ loss, Σ g₁, Σ g₂, Σ h₁₁, Σ h₂₂, Σ h₂₁ (the
-// Hessian without its shift). Value i goes to lane i % 4; the lanes are added last, (0 + 1) + (2 + 3).
+// Hessian without its shift). Value i goes to lane i % 4; the lanes are added last.
 __attribute__((target("avx2,fma")))
 static inline void mlkit_avx2_platt_terms(const double *values, const double *targets, long n, double a,
                                           double b, double *sums) {
@@ -290,19 +305,9 @@ static inline void mlkit_avx2_platt_terms(const double *values, const double *ta
     const __m256d zero = _mm256_setzero_pd(), sign = _mm256_set1_pd(-0.0);
     __m256d total[6] = {zero, zero, zero, zero, zero, zero};
     for (long i = 0; i < n; i += 4) {
-        __m256d f, t, keep;
-        if (i + 4 <= n) {
-            f = _mm256_loadu_pd(values + i);
-            t = _mm256_loadu_pd(targets + i);
-            keep = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
-        } else {
-            double fs[4] = {0, 0, 0, 0}, ts[4] = {0, 0, 0, 0};
-            int64_t ks[4] = {0, 0, 0, 0};
-            for (long j = 0; i + j < n; j++) { fs[j] = values[i + j]; ts[j] = targets[i + j]; ks[j] = -1; }
-            f = _mm256_loadu_pd(fs);
-            t = _mm256_loadu_pd(ts);
-            keep = _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)ks));
-        }
+        const __m256i mask = mlkit_avx2_tail_mask(n - i);
+        const __m256d keep = _mm256_castsi256_pd(mask);
+        const __m256d f = _mm256_maskload_pd(values + i, mask), t = _mm256_maskload_pd(targets + i, mask);
         const __m256d z = _mm256_add_pd(_mm256_mul_pd(f, slope), offset);
         const __m256d e = mlkit_avx2_exp_nonpositive(_mm256_or_pd(z, sign));  // e^(−|z|)
         const __m256d inverse = _mm256_div_pd(one, _mm256_add_pd(one, e));
@@ -316,11 +321,7 @@ static inline void mlkit_avx2_platt_terms(const double *values, const double *ta
                                   _mm256_mul_pd(f, d2)};
         for (int k = 0; k < 6; k++) total[k] = _mm256_add_pd(total[k], _mm256_and_pd(terms[k], keep));
     }
-    for (int k = 0; k < 6; k++) {
-        double lanes[4];
-        _mm256_storeu_pd(lanes, total[k]);
-        sums[k] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-    }
+    for (int k = 0; k < 6; k++) sums[k] = mlkit_avx2_sum_lanes(total[k]);
 }
 
 // The moments of softmax(β·s) over one row of `classes` scores (temperatureSlope in
@@ -337,29 +338,20 @@ static inline void mlkit_avx2_softmax_moments(const float *scores, long classes,
     const __m256d top = _mm256_set1_pd(largest);
     __m256d total[3] = {zero, zero, zero};
     for (long i = 0; i < classes; i += 4) {
-        __m256d s, keep;
-        if (i + 4 <= classes) {
-            s = _mm256_cvtps_pd(_mm_loadu_ps(scores + i));
-            keep = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
-        } else {
-            float ss[4] = {0, 0, 0, 0};
-            int64_t ks[4] = {0, 0, 0, 0};
-            for (long j = 0; i + j < classes; j++) { ss[j] = scores[i + j]; ks[j] = -1; }
-            s = _mm256_cvtps_pd(_mm_loadu_ps(ss));
-            keep = _mm256_castsi256_pd(_mm256_loadu_si256((const __m256i *)ks));
-        }
+        const __m256i mask = mlkit_avx2_tail_mask(classes - i);
+        // The same lanes of four floats: the low halves of the four 64-bit lanes.
+        const __m128i floatMask = _mm256_castsi256_si128(
+            _mm256_permutevar8x32_epi32(mask, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+        const __m256d s = _mm256_cvtps_pd(_mm_maskload_ps(scores + i, floatMask));
         const __m256d w = _mm256_and_pd(
-            mlkit_avx2_exp_nonpositive(_mm256_min_pd(_mm256_sub_pd(_mm256_mul_pd(scale, s), top), zero)), keep);
+            mlkit_avx2_exp_nonpositive(_mm256_min_pd(_mm256_sub_pd(_mm256_mul_pd(scale, s), top), zero)),
+            _mm256_castsi256_pd(mask));
         const __m256d ws = _mm256_mul_pd(w, s);
         total[0] = _mm256_add_pd(total[0], w);
         total[1] = _mm256_add_pd(total[1], ws);
         total[2] = _mm256_add_pd(total[2], _mm256_mul_pd(ws, s));
     }
-    for (int k = 0; k < 3; k++) {
-        double lanes[4];
-        _mm256_storeu_pd(lanes, total[k]);
-        moments[k] = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-    }
+    for (int k = 0; k < 3; k++) moments[k] = mlkit_avx2_sum_lanes(total[k]);
 }
 #endif
 

@@ -6,16 +6,6 @@ internal import CBLAS
 /// Maps a linear model's scores to probabilities fitted on held-out data: Platt scaling for
 /// margins (SVM) and a softmax temperature for log-linear scores (naive Bayes).
 enum ProbabilityCalibration {
-    #if arch(x86_64) && !canImport(Accelerate)
-    /// Whether ``plattTerms(_:_:_:_:)`` and the temperature fit's passes run the C shim's AVX2
-    /// kernels, whose exponential and logarithm are within a few units in the last place of the C
-    /// library's: the fitted parameters, returned as floats, may then differ in their last bit
-    /// from a processor's without AVX2. `MLKIT_SPARSE_KERNELS=portable` keeps the Swift loops,
-    /// as it does for ``SparseKernels``.
-    static let usesAVX2 = mlkit_has_avx2_fma() != 0
-        && ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] != "portable"
-    #endif
-
     /// Platt's sigmoid `P(positive | f) = 1 / (1 + exp(a·f + b))` fitted to decision values `f`
     /// (Platt 1999), in the robust form of Lin, Lin & Weng, "A note on Platt's probabilistic
     /// outputs for support vector machines", Machine Learning 68 (2007), Algorithm 1.
@@ -96,15 +86,15 @@ enum ProbabilityCalibration {
     /// is `t z + log1p(e)` for `z ≥ 0` and `(t − 1) z + log1p(e)` otherwise, and
     /// `p = 1/(1 + exp(z))` is `e/(1 + e)` or `1/(1 + e)`.
     ///
-    /// With AVX2 (``usesAVX2``), four values at a time in the C shim's kernel, whose exponential
-    /// and logarithm are its own. wordnet-hypernyms' refit fits 249 sigmoids over 22,537 values:
-    /// the C library's `exp` and `log1p`, here and in the temperature fit, had 14 % of the samples
-    /// of its training (`perf`), and with the kernels `mlkit train` takes 0.87× the time, with the
-    /// same test accuracy and log-loss (`docs/benchmarks.md`, session 24).
+    /// With AVX2 (``SparseKernels/usesAVX2``), four values at a time in the C shim's kernel,
+    /// whose exponential and logarithm are its own. wordnet-hypernyms' refit fits 249 sigmoids
+    /// over 22,537 values: the C library's `exp` and `log1p`, here and in the temperature fit, had
+    /// 14 % of the samples of its training (`perf`), and with the kernels `mlkit train` takes
+    /// 0.87× the time, with the same test accuracy and log-loss (`docs/benchmarks.md`, session 24).
     static func plattTerms(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double)
         -> (value: Double, g1: Double, g2: Double, h11: Double, h22: Double, h21: Double) {
         #if arch(x86_64) && !canImport(Accelerate)
-        if usesAVX2 {
+        if SparseKernels.usesAVX2 {
             var sums = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
             values.withUnsafeBufferPointer { values in
                 targets.withUnsafeBufferPointer { targets in
@@ -268,14 +258,14 @@ enum ProbabilityCalibration {
     }
 
     /// The moments of `softmax(β s)` over one row of scores `s`: `Σ w`, `Σ w s` and `Σ w s²` with
-    /// `w = exp(β s − max β s)`. With AVX2 (``usesAVX2``), four scores at a time in the C shim's
-    /// kernel: hypernyms' refit fits the temperature over 22,537 rows of 249 scores, about ten
-    /// passes.
+    /// `w = exp(β s − max β s)`. With AVX2 (``SparseKernels/usesAVX2``), four scores at a time in
+    /// the C shim's kernel: hypernyms' refit fits the temperature over 22,537 rows of 249 scores,
+    /// about ten passes.
     @inline(__always)
     static func softmaxMoments(_ scores: UnsafePointer<Float>, classes: Int, beta: Double)
         -> (weightSum: Double, expected: Double, expectedSquare: Double) {
         #if arch(x86_64) && !canImport(Accelerate)
-        if usesAVX2 {
+        if SparseKernels.usesAVX2 {
             var moments = (0.0, 0.0, 0.0)
             withUnsafeMutableBytes(of: &moments) { moments in
                 mlkit_avx2_softmax_moments(scores, classes, beta, moments.baseAddress!.assumingMemoryBound(to: Double.self))

@@ -25,6 +25,14 @@ enum SparseKernels {
     /// one against the other in the same binary.
     static let usesAVX = mlkit_has_avx() != 0
         && ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] != "portable"
+
+    /// Whether probability calibration's passes run the C shim's AVX2 kernels
+    /// (``ProbabilityCalibration/plattTerms(_:_:_:_:)``,
+    /// ``ProbabilityCalibration/softmaxMoments(_:classes:beta:)``): with AVX2 and FMA, unless
+    /// `MLKIT_SPARSE_KERNELS=portable` keeps the Swift loops. Their exponential and logarithm are
+    /// within a few units in the last place of the C library's, not bit-identical: the fitted
+    /// parameters, returned as floats, may differ in their last bit from a processor's without AVX2.
+    static let usesAVX2 = usesAVX && mlkit_has_avx2_fma() != 0
     #endif
 
     /// `scores += Σ value_i · W[index_i, :]` over a document's non-zero features.
