@@ -433,6 +433,31 @@ struct DeterminismTests {
         #expect(together.iterations[1] == alone.iterations[0])
     }
 
+    /// Rows visited lane by lane (in every pass with a limit of all the lanes, once shrinking has
+    /// taken them out of most lanes with a limit of 3) and rows visited with SIMD passes over
+    /// every lane (a limit of −1): the same iterates, bit for bit. 20 lanes, so that the SIMD
+    /// passes run the AVX kernels where the processor has them.
+    @Test("SVM rows visited lane by lane give the SIMD passes' solution bit for bit", arguments: [3, 20])
+    func laneByLaneVisits(limit: Int) {
+        let classes = 20
+        let problem = separableProblem(rows: 600, classes: classes, seed: 21)
+        let lanes = (0..<classes).map { DualCoordinateDescent.Lane(positiveClass: Int32($0), positiveCost: 1, negativeCost: 0.5) }
+        func solve(limit: Int) -> DualCoordinateDescent.Solution {
+            DualCoordinateDescent(matrix: problem.matrix, labels: problem.labels, tolerance: 0.01, maxIterations: 1000,
+                                  laneListLimit: limit).solve(lanes: lanes, seed: 4)
+        }
+        /// How many of the values differ in some bit.
+        func differing(_ one: [Float], _ other: [Float]) -> Int {
+            one.count == other.count ? zip(one, other).filter { $0.bitPattern != $1.bitPattern }.count : max(one.count, other.count)
+        }
+        let simd = solve(limit: -1), listed = solve(limit: limit)
+        #expect(simd.iterations.allSatisfy { $0 > 2 })
+        #expect(differing(listed.weights, simd.weights) == 0)
+        #expect(differing(listed.bias, simd.bias) == 0)
+        #expect(differing(listed.alpha, simd.alpha) == 0)
+        #expect(listed.iterations == simd.iterations)
+    }
+
     /// Every row of this problem also has a column of its own, with value 1, and a column that
     /// it shares with one other row, with value 0.5; one column stays unused. The passes run on
     /// the columns two rows or more use, and the solution gives the others `αᵢ yᵢ xᵢⱼ`.

@@ -63,6 +63,11 @@ struct DualCoordinateDescent: Sendable {
     let tolerance: Float
     /// The largest number of outer iterations per lane.
     let maxIterations: Int
+    /// The most lanes a row may be active in for a pass to visit it lane by lane rather than with
+    /// a SIMD pass over all the run's lanes (`nil`: ``defaultLaneListLimit(lanes:)`` of each run;
+    /// a negative limit always takes the SIMD pass). Either way gives the same iterates bit for
+    /// bit; only the time differs.
+    let laneListLimit: Int?
 
     /// One binary problem: the rows of `positiveClass` against all others.
     struct Lane: Sendable {
@@ -86,8 +91,17 @@ struct DualCoordinateDescent: Sendable {
         let iterations: [Int]
     }
 
+    /// The default ``laneListLimit`` for a run of `lanes` lanes: an eighth of them. A row's SIMD
+    /// pass reads each of its features' weight rows whole, `lanes` floats (`lanes / 16` cache
+    /// lines) each, and takes a step in every lane; the lane-by-lane visit reads one weight per
+    /// feature and active lane, each from its own cache line at worst, and skips the other lanes.
+    /// On wordnet-hypernyms (249 classes, two runs of 124 and 125 lanes) training took 0.82× the
+    /// time with an eighth, against never visiting lane by lane; a fourth or a sixteenth were
+    /// within the noise of an eighth (`docs/benchmarks.md`, session 25).
+    static func defaultLaneListLimit(lanes: Int) -> Int { lanes / 8 }
+
     /// Prepares the solver for the rows of `matrix` and their classes.
-    init(matrix: SparseMatrix, labels: [Int32], tolerance: Double, maxIterations: Int) {
+    init(matrix: SparseMatrix, labels: [Int32], tolerance: Double, maxIterations: Int, laneListLimit: Int? = nil) {
         // How many rows use each column (2 standing for "two or more"), then the new number
         // of each shared column.
         var uses = [UInt8](repeating: 0, count: matrix.columns)
@@ -127,6 +141,7 @@ struct DualCoordinateDescent: Sendable {
         squaredNorms = norms
         self.tolerance = Float(tolerance)
         self.maxIterations = maxIterations
+        self.laneListLimit = laneListLimit
     }
 
     /// Solves `lanes` together, visiting rows in the orders drawn from `SplitMix64(seed)`.
@@ -210,6 +225,10 @@ private final class LaneState {
     /// Scratch: the margins and the steps of the current row.
     let margins: SharedBuffer<Float>
     let steps: SharedBuffer<Float>
+    /// The most lanes a row may be active in to be visited lane by lane
+    /// (``DualCoordinateDescent/laneListLimit``), and scratch for the list of those lanes.
+    let laneListLimit: Int
+    let laneList: SharedBuffer<Int32>
 
     /// Starts every lane at `α = 0`, `w = 0`, with every row active.
     init(solver: DualCoordinateDescent, lanes: [DualCoordinateDescent.Lane]) {
@@ -236,6 +255,8 @@ private final class LaneState {
         stopped = Array(repeating: false, count: laneCount)
         margins = SharedBuffer(count: laneCount, repeating: 0)
         steps = SharedBuffer(count: laneCount, repeating: 0)
+        laneListLimit = solver.laneListLimit ?? DualCoordinateDescent.defaultLaneListLimit(lanes: laneCount)
+        laneList = SharedBuffer(count: laneCount, repeating: 0)
     }
 
     var hasRunningLanes: Bool { stopped.contains(false) }
@@ -262,6 +283,15 @@ private final class LaneState {
     }
 
     /// One pass over the rows in `order`, updating every lane in which a row is active.
+    ///
+    /// A row active in all its lanes, or most, is visited with SIMD passes over every lane: its
+    /// margins, its step, its update. Once shrinking has taken a row out of all but a few lanes
+    /// (``laneListLimit``), as it does for most rows in the last passes of a one-vs-rest run with
+    /// many classes, it is visited lane by lane: only its active lanes' margins are computed and
+    /// only their weights updated. Each lane's arithmetic is the same, in the same order (a
+    /// lane's margin adds the features in row order, one multiply and one add each; adding a step
+    /// of 0 leaves a weight as it is, since the weights start at +0 and a sum is −0 only when
+    /// both its terms are), so the iterates are bit-identical.
     func pass(_ rowPointers: RowPointers, order: SharedBuffer<Int32>) {
         let lanes = laneCount, weights = weights.base, alpha = alpha.base, active = active.base
         let previousMax = previousMax.base, passMax = passMax.base, passMin = passMin.base
@@ -280,24 +310,97 @@ private final class LaneState {
             let row = Int(order.base[position])
             if prefetches && position + 2 < rows {
                 let next = Int(order.base[position + 2])
-                let nextStart = rowPointers.starts[next]
-                SparseKernels.prefetchRows(
-                    indices: UnsafeBufferPointer(start: rowPointers.indices + nextStart,
-                                                 count: rowPointers.starts[next + 1] - nextStart),
-                    weights: weights, classes: lanes)
+                let nextLanes = Int(activeLanes[next])
+                if nextLanes > 0 {
+                    let nextStart = rowPointers.starts[next]
+                    let nextIndices = UnsafeBufferPointer(start: rowPointers.indices + nextStart,
+                                                          count: rowPointers.starts[next + 1] - nextStart)
+                    if nextLanes > laneListLimit {
+                        SparseKernels.prefetchRows(indices: nextIndices, weights: weights, classes: lanes)
+                    } else {
+                        forEachActiveLane(of: next) { lane in
+                            for index in nextIndices { prefetchForReading(weights + (Int(index) &* lanes &+ lane)) }
+                        }
+                    }
+                }
             }
             guard activeLanes[row] > 0 else { continue }
             let start = rowPointers.starts[row], end = rowPointers.starts[row + 1]
             let indices = UnsafeBufferPointer(start: rowPointers.indices + start, count: end - start)
             let values = UnsafeBufferPointer(start: rowPointers.values + start, count: end - start)
+            let slots = row * lanes
+            if Int(activeLanes[row]) <= laneListLimit {
+                visitLaneByLane(row, indices, values, step: step, biasRow: biasRow)
+                continue
+            }
             margins.update(from: biasRow, count: lanes)
             SparseKernels.accumulateRows(indices: indices, values: values, weights: weights, classes: lanes,
                                          into: margins)
-            let slots = row * lanes
             if step.run(label: labels[row], curvatureBase: squaredNorms[row], sole: soleSquares[row],
                         alpha: alpha + slots, active: active + slots, activeLanes: activeLanes + row) {
                 update(indices, values, biasRow: biasRow)
             }
+        }
+    }
+
+    /// Calls `body` with each lane in which `row` is active, in increasing order.
+    @inline(__always)
+    private func forEachActiveLane(of row: Int, _ body: (Int) -> Void) {
+        let lanes = laneCount, flags = active.base + row * lanes
+        var lane = 0
+        // Eight flags (each 0 or 1) at a time, skipping groups where the row is inactive.
+        while lane + 8 <= lanes {
+            var group = UnsafeRawPointer(flags + lane).loadUnaligned(as: UInt64.self)
+            while group != 0 {
+                let byte = group.trailingZeroBitCount / 8
+                body(lane + byte)
+                group &= ~(0xff << UInt64(byte * 8))
+            }
+            lane += 8
+        }
+        while lane < lanes {
+            if flags[lane] != 0 { body(lane) }
+            lane += 1
+        }
+    }
+
+    /// Visits `row` lane by lane, in the lanes where it is active only (see ``pass(_:order:)``):
+    /// each lane's margin `w·x + w_b`, step, and update of `w` and `w_b`.
+    @inline(__always)
+    private func visitLaneByLane(_ row: Int, _ indices: UnsafeBufferPointer<Int32>,
+                                 _ values: UnsafeBufferPointer<Float>, step: LaneStep,
+                                 biasRow: UnsafeMutablePointer<Float>) {
+        let lanes = laneCount, weights = weights.base, list = laneList.base
+        var count = 0
+        forEachActiveLane(of: row) { lane in
+            list[count] = Int32(lane)
+            count += 1
+        }
+        for entry in 0..<count {
+            let lane = Int(list[entry])
+            var margin = biasRow[lane]
+            for position in 0..<indices.count {
+                margin = margin + values[position] * weights[Int(indices[position]) &* lanes &+ lane]
+            }
+            margins.base[lane] = margin
+        }
+        let slots = row * lanes
+        var moved = false
+        for entry in 0..<count where step.runLane(Int(list[entry]), label: labels.base[row],
+                                                  curvatureBase: squaredNorms.base[row], sole: soleSquares.base[row],
+                                                  alpha: alpha.base + slots, active: active.base + slots,
+                                                  activeLanes: activeLanes.base + row) {
+            moved = true
+        }
+        guard moved else { return }
+        for entry in 0..<count {
+            let lane = Int(list[entry]), change = steps.base[lane]
+            guard change != 0 else { continue }
+            for position in 0..<indices.count {
+                let weight = weights + (Int(indices[position]) &* lanes &+ lane)
+                weight.pointee = weight.pointee + values[position] * change
+            }
+            biasRow[lane] += change
         }
     }
 
@@ -436,33 +539,43 @@ struct LaneStep {
                      alpha: UnsafeMutablePointer<Float>, active: UnsafeMutablePointer<UInt8>,
                      activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
         var moved = false
-        for lane in first..<lanes {
-            steps[lane] = 0
-            guard active[lane] != 0 else { continue }
-            let positive = positiveClasses[lane] == label
-            let sign: Float = positive ? 1 : -1
-            let diagonal = positive ? positiveDiagonal[lane] : negativeDiagonal[lane]
-            let gradient = sign * margins[lane] - 1 + alpha[lane] * (diagonal + sole)
-            var projected = gradient
-            if alpha[lane] == 0 {
-                if gradient > previousMax[lane] {
-                    // Shrinking: the row leaves this lane's active set.
-                    active[lane] = 0
-                    activeLanes.pointee -= 1
-                    activeRows[lane] -= 1
-                    continue
-                }
-                projected = min(gradient, 0)
-            }
-            passMax[lane] = max(passMax[lane], projected)
-            passMin[lane] = min(passMin[lane], projected)
-            guard abs(projected) > 1e-12 else { continue }
-            let old = alpha[lane]
-            alpha[lane] = max(old - gradient / (curvatureBase + diagonal), 0)
-            steps[lane] = (alpha[lane] - old) * sign
+        for lane in first..<lanes where runLane(lane, label: label, curvatureBase: curvatureBase, sole: sole,
+                                                alpha: alpha, active: active, activeLanes: activeLanes) {
             moved = true
         }
         return moved
+    }
+
+    /// The step of one lane, `lane`, with the arguments of
+    /// ``run(label:curvatureBase:sole:alpha:active:activeLanes:)``: its `steps` entry is written
+    /// (0 where nothing moved). Returns whether the lane's dual variable moved.
+    @inline(__always)
+    func runLane(_ lane: Int, label: Int32, curvatureBase: Float, sole: Float, alpha: UnsafeMutablePointer<Float>,
+                 active: UnsafeMutablePointer<UInt8>, activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
+        steps[lane] = 0
+        guard active[lane] != 0 else { return false }
+        let positive = positiveClasses[lane] == label
+        let sign: Float = positive ? 1 : -1
+        let diagonal = positive ? positiveDiagonal[lane] : negativeDiagonal[lane]
+        let gradient = sign * margins[lane] - 1 + alpha[lane] * (diagonal + sole)
+        var projected = gradient
+        if alpha[lane] == 0 {
+            if gradient > previousMax[lane] {
+                // Shrinking: the row leaves this lane's active set.
+                active[lane] = 0
+                activeLanes.pointee -= 1
+                activeRows[lane] -= 1
+                return false
+            }
+            projected = min(gradient, 0)
+        }
+        passMax[lane] = max(passMax[lane], projected)
+        passMin[lane] = min(passMin[lane], projected)
+        guard abs(projected) > 1e-12 else { return false }
+        let old = alpha[lane]
+        alpha[lane] = max(old - gradient / (curvatureBase + diagonal), 0)
+        steps[lane] = (alpha[lane] - old) * sign
+        return true
     }
 
     #if arch(x86_64) && !canImport(Accelerate)
