@@ -144,14 +144,43 @@ struct DualCoordinateDescent: Sendable {
         self.laneListLimit = laneListLimit
     }
 
+    /// Where a run of lanes writes its weights and dual variables: the columns
+    /// `offset ..< offset + lanes` of row-major arrays `width` columns wide, so that the runs of
+    /// several threads fill one array each, side by side, without merging them afterwards.
+    struct Destination {
+        /// `training.columns × width` weights, feature-major, uninitialized until written.
+        let weights: UnsafeMutablePointer<Float>
+        /// `rows × width` dual variables, uninitialized until written.
+        let alpha: UnsafeMutablePointer<Float>
+        /// The lanes of all the runs.
+        let width: Int
+        /// The first lane of this run.
+        let offset: Int
+    }
+
     /// Solves `lanes` together, visiting rows in the orders drawn from `SplitMix64(seed)`.
     /// - Parameter start: Dual variables to start from instead of 0, row-major (`rows × lanes`);
     ///   rows past its end start at 0. Any `α ≥ 0` is feasible, and the solution of a nearby
     ///   problem (another `C`, fewer columns, or a subset of the rows) is close to this one's, so
     ///   the solver needs fewer passes; the result is another point within the tolerance.
     func solve(lanes: [Lane], seed: UInt64, start: [Float]? = nil) -> Solution {
+        var run: (bias: [Float], iterations: [Int]) = ([], [])
+        let (weights, alpha) = [Float].filled(training.columns * lanes.count, matrix.rows * lanes.count) {
+            run = solve(lanes: lanes, seed: seed, start: start,
+                        into: Destination(weights: $0, alpha: $1, width: lanes.count, offset: 0))
+        }
+        return Solution(weights: weights, bias: run.bias, alpha: alpha, iterations: run.iterations)
+    }
+
+    /// ``solve(lanes:seed:start:)``, writing the weights over all the training matrix's columns
+    /// and the dual variables into `destination`; returns the biases and the iterations of each
+    /// lane.
+    /// - Parameter start: Dual variables to start from, laid out as `destination`'s: row-major,
+    ///   `destination.width` wide, this run's lanes from column `destination.offset`.
+    func solve(lanes: [Lane], seed: UInt64, start: [Float]?, into destination: Destination)
+        -> (bias: [Float], iterations: [Int]) {
         let state = LaneState(solver: self, lanes: lanes)
-        if let start { state.start(from: start) }
+        if let start { state.start(from: start, width: destination.width, offset: destination.offset) }
         var generator = SplitMix64(seed: seed)
         let order = SharedBuffer<Int32>(count: matrix.rows, repeating: 0)
         for row in 0..<matrix.rows { order.base[row] = Int32(row) }
@@ -168,7 +197,9 @@ struct DualCoordinateDescent: Sendable {
                 }
             }
         }
-        return state.solution()
+        state.write(into: destination)
+        return (Array(UnsafeBufferPointer(start: state.weights.base + state.features * lanes.count, count: lanes.count)),
+                state.iterations)
     }
 
     /// A forward Fisher–Yates shuffle: for each `i`, swap with `j` uniform in `i..<n`.
@@ -261,17 +292,18 @@ private final class LaneState {
 
     var hasRunningLanes: Bool { stopped.contains(false) }
 
-    /// Sets `α` to `start` (clamped at 0; rows past its end stay at 0) and `w = Σᵢ αᵢ yᵢ xᵢ`,
+    /// Sets `α` to the columns `offset ..< offset + lanes` of `start`, row-major and `width`
+    /// wide (clamped at 0; rows past its end stay at 0), and `w = Σᵢ αᵢ yᵢ xᵢ`,
     /// `w_b = Σᵢ αᵢ yᵢ` to match.
-    func start(from start: [Float]) {
-        let lanes = laneCount, startRows = min(rows, start.count / max(1, lanes))
+    func start(from start: [Float], width: Int, offset: Int) {
+        let lanes = laneCount, startRows = min(rows, start.count / max(1, width))
         let alpha = alpha.base, labels = labels.base, positiveClasses = positiveClasses.base, steps = steps.base
         let biasRow = weights.base + features * lanes
         start.withUnsafeBufferPointer { start in
             solver.matrix.forEachRow(in: 0..<startRows) { row, indices, values in
                 var moved = false
                 for lane in 0..<lanes {
-                    let value = max(0, start[row * lanes + lane])
+                    let value = max(0, start[row * width + offset + lane])
                     alpha[row * lanes + lane] = value
                     steps[lane] = positiveClasses[lane] == labels[row] ? value : -value
                     moved = moved || value > 0
@@ -451,40 +483,40 @@ private final class LaneState {
         activeRows.base[lane] = isActive ? rows : 0
     }
 
-    /// The weights over all the training matrix's columns (the shared columns' from the passes,
-    /// the others' `αᵢₗ yᵢₗ xᵢⱼ`), biases, dual variables and iteration counts of all lanes.
-    func solution() -> DualCoordinateDescent.Solution {
+    /// Writes the weights over all the training matrix's columns (the shared columns' from the
+    /// passes, the others' `αᵢₗ yᵢₗ xᵢⱼ`, 0 for columns no row uses) and the dual variables of
+    /// all lanes into their columns of `destination`.
+    func write(into destination: DualCoordinateDescent.Destination) {
         let lanes = laneCount, weights = weights.base, alpha = alpha.base
         let labels = labels.base, positiveClasses = positiveClasses.base
-        var full = [Float](repeating: 0, count: solver.training.columns * lanes)
-        full.withUnsafeMutableBufferPointer { full in
-            let full = full.baseAddress!
-            solver.sharedIndex.withUnsafeBufferPointer { sharedIndex in
-                for (column, compact) in sharedIndex.enumerated() where compact >= 0 {
-                    (full + column * lanes).update(from: weights + Int(compact) * lanes, count: lanes)
+        let width = destination.width, full = destination.weights + destination.offset
+        for row in 0..<rows {
+            (destination.alpha + row * width + destination.offset).initialize(from: alpha + row * lanes, count: lanes)
+        }
+        solver.sharedIndex.withUnsafeBufferPointer { sharedIndex in
+            for (column, compact) in sharedIndex.enumerated() {
+                if compact >= 0 {
+                    (full + column * width).initialize(from: weights + Int(compact) * lanes, count: lanes)
+                } else {
+                    (full + column * width).initialize(repeating: 0, count: lanes)
                 }
-                solver.training.forEachRow(in: 0..<rows) { row, indices, values in
-                    var signed = false
-                    for (column, value) in zip(indices, values) where sharedIndex[Int(column)] < 0 {
-                        if !signed {
-                            // `steps` as scratch: αᵢₗ yᵢₗ of the row, per lane.
-                            for lane in 0..<lanes {
-                                steps.base[lane] = positiveClasses[lane] == labels[row] ? alpha[row * lanes + lane]
-                                    : -alpha[row * lanes + lane]
-                            }
-                            signed = true
+            }
+            solver.training.forEachRow(in: 0..<rows) { row, indices, values in
+                var signed = false
+                for (column, value) in zip(indices, values) where sharedIndex[Int(column)] < 0 {
+                    if !signed {
+                        // `steps` as scratch: αᵢₗ yᵢₗ of the row, per lane.
+                        for lane in 0..<lanes {
+                            steps.base[lane] = positiveClasses[lane] == labels[row] ? alpha[row * lanes + lane]
+                                : -alpha[row * lanes + lane]
                         }
-                        let target = full + Int(column) * lanes
-                        for lane in 0..<lanes { target[lane] = steps.base[lane] * value }
+                        signed = true
                     }
+                    let target = full + Int(column) * width
+                    for lane in 0..<lanes { target[lane] = steps.base[lane] * value }
                 }
             }
         }
-        return DualCoordinateDescent.Solution(weights: full,
-                                              bias: Array(UnsafeBufferPointer(start: weights + features * lanes,
-                                                                              count: lanes)),
-                                              alpha: Array(UnsafeBufferPointer(start: alpha, count: rows * lanes)),
-                                              iterations: iterations)
     }
 }
 

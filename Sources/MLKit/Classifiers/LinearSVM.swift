@@ -88,8 +88,9 @@ struct LinearSVM: Sendable {
 
     /// Feature-major weights over the problem's columns, biases, and iterations per binary problem:
     /// one-vs-rest, or one problem and its negation for two classes. The lanes are split into one
-    /// contiguous group per thread; every group draws the same visiting orders from ``seed``, so a
-    /// lane's solution does not depend on the grouping.
+    /// contiguous group per thread, which writes its lanes' columns of the results in place; every
+    /// group draws the same visiting orders from ``seed``, so a lane's solution does not depend on
+    /// the grouping.
     private func solveAll(_ problem: TrainingProblem, solver: DualCoordinateDescent, threads: Int)
         -> (weights: [Float], bias: [Float], iterations: [Int], dual: [Float]) {
         let weights = problem.classWeights, c = self.c, seed = self.seed, start = self.start
@@ -107,35 +108,17 @@ struct LinearSVM: Sendable {
         let lanes = (0..<problem.classCount).map { lane in
             DualCoordinateDescent.Lane(positiveClass: Int32(lane), positiveCost: c * Double(weights[lane]), negativeCost: c)
         }
-        let groups = Parallel.map(lanes.count, threads: threads) { group in
-            (group, solver.solve(lanes: Array(lanes[group]), seed: seed,
-                                 start: start.map { Self.columns(group, of: $0, width: lanes.count) }))
-        }
-        return (interleave(groups.map { ($0.0, $0.1.weights) }, rows: solver.training.columns, classes: lanes.count),
-                groups.flatMap(\.1.bias), groups.flatMap(\.1.iterations),
-                interleave(groups.map { ($0.0, $0.1.alpha) }, rows: solver.matrix.rows, classes: lanes.count))
-    }
-
-    /// The columns `range` of a row-major array `width` columns wide.
-    private static func columns(_ range: Range<Int>, of values: [Float], width: Int) -> [Float] {
-        stride(from: 0, to: values.count - width + 1, by: width).flatMap { values[($0 + range.lowerBound)..<($0 + range.upperBound)] }
-    }
-
-    /// Merges the row-major arrays of lane groups (`rows × group lanes` each) into one
-    /// `rows × classes` array: the weights (a row per feature) or the dual variables.
-    private func interleave(_ groups: [(Range<Int>, [Float])], rows: Int, classes: Int) -> [Float] {
-        var merged = [Float](repeating: 0, count: rows * classes)
-        merged.withUnsafeMutableBufferPointer { merged in
-            for (range, values) in groups {
-                values.withUnsafeBufferPointer { part in
-                    for row in 0..<rows {
-                        (merged.baseAddress! + row * classes + range.lowerBound)
-                            .update(from: part.baseAddress! + row * range.count, count: range.count)
-                    }
-                }
+        // Each group writes its lanes' columns of the merged weights and dual variables.
+        var runs: [(bias: [Float], iterations: [Int])] = []
+        let (merged, dual) = [Float].filled(solver.training.columns * lanes.count, solver.matrix.rows * lanes.count) {
+            let weights = SharedPointer($0), alpha = SharedPointer($1)
+            runs = Parallel.map(lanes.count, threads: threads) { group in
+                solver.solve(lanes: Array(lanes[group]), seed: seed, start: start,
+                             into: DualCoordinateDescent.Destination(weights: weights.base, alpha: alpha.base,
+                                                                     width: lanes.count, offset: group.lowerBound))
             }
         }
-        return merged
+        return (merged, runs.flatMap(\.bias), runs.flatMap(\.iterations), dual)
     }
 
     /// Checks the settings.

@@ -47,3 +47,21 @@ struct SharedPointer<Element>: @unchecked Sendable {
     /// Wraps a pointer that workers only read.
     init(readOnly base: UnsafePointer<Element>) { self.base = UnsafeMutablePointer(mutating: base) }
 }
+
+extension Array where Element == Float {
+    /// Two new arrays of `firstCount` and `secondCount` elements, which `body` initializes in
+    /// full through their first elements' addresses: large results that workers write in place,
+    /// with no zeroing beforehand and no copy afterwards.
+    static func filled(_ firstCount: Int, _ secondCount: Int,
+                       _ body: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) -> Void) -> ([Float], [Float]) {
+        var second: [Float] = []
+        let first = [Float](unsafeUninitializedCapacity: Swift.max(firstCount, 1)) { first, firstInitialized in
+            second = [Float](unsafeUninitializedCapacity: Swift.max(secondCount, 1)) { second, secondInitialized in
+                body(first.baseAddress!, second.baseAddress!)
+                secondInitialized = secondCount
+            }
+            firstInitialized = firstCount
+        }
+        return (first, second)
+    }
+}
