@@ -340,6 +340,17 @@ private final class LaneState {
                             activeRows: activeRows.base)
         for position in 0..<rows {
             let row = Int(order.base[position])
+            // Further ahead, the entries of the row whose weight rows will be prefetched then:
+            // the rows are visited in random order, so its indices would miss the cache just
+            // when their weight rows are wanted.
+            if prefetches && position + 8 < rows {
+                let ahead = Int(order.base[position + 8])
+                let aheadStart = rowPointers.starts[ahead], aheadLast = rowPointers.starts[ahead + 1] - 1
+                prefetchForReading(rowPointers.indices + aheadStart)
+                prefetchForReading(rowPointers.values + aheadStart)
+                prefetchForReading(rowPointers.indices + aheadLast)
+                prefetchForReading(rowPointers.values + aheadLast)
+            }
             if prefetches && position + 2 < rows {
                 let next = Int(order.base[position + 2])
                 let nextLanes = Int(activeLanes[next])
