@@ -345,7 +345,7 @@ private final class LaneState {
             // when their weight rows are wanted.
             if prefetches && position + 8 < rows {
                 let ahead = Int(order.base[position + 8])
-                let aheadStart = rowPointers.starts[ahead], aheadLast = rowPointers.starts[ahead + 1] - 1
+                let aheadStart = rowPointers.starts[ahead], aheadLast = max(aheadStart, rowPointers.starts[ahead + 1] - 1)
                 prefetchForReading(rowPointers.indices + aheadStart)
                 prefetchForReading(rowPointers.values + aheadStart)
                 prefetchForReading(rowPointers.indices + aheadLast)
