@@ -47,7 +47,7 @@ struct MultinomialNaiveBayes: Sendable {
         let model = LinearModel(features: counts.compaction.fullColumns, classes: classes,
                                 weights: counts.compaction.expand(weights, classes: classes, fill: unused),
                                 bias: counts.classLogPriors, probability: .softmax(temperature: 1))
-        return ProbabilityCalibration.withFittedTemperature(model, validation: validation)
+        return ProbabilityCalibration.withFittedTemperature(model, validation: validation, threads: threads)
     }
 }
 
@@ -115,7 +115,7 @@ struct ComplementNaiveBayes: Sendable {
         let model = LinearModel(features: counts.compaction.fullColumns, classes: classes,
                                 weights: counts.compaction.expand(weights, classes: classes, fill: unused),
                                 bias: Array(repeating: 0, count: classes), probability: .softmax(temperature: 1))
-        return ProbabilityCalibration.withFittedTemperature(model, validation: validation)
+        return ProbabilityCalibration.withFittedTemperature(model, validation: validation, threads: threads)
     }
 
     /// Divides each class's `log θ̃` by its sum over all columns, the unused ones included.

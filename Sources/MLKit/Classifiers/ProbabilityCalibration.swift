@@ -294,10 +294,12 @@ enum ProbabilityCalibration {
     }
 
     /// `model` with its softmax temperature fitted on `validation`, or unchanged without one.
-    static func withFittedTemperature(_ model: LinearModel, validation: TrainingProblem?) -> LinearModel {
+    /// - Parameter threads: Worker threads for the scores and the fit (0: all cores); the result
+    ///   does not depend on it.
+    static func withFittedTemperature(_ model: LinearModel, validation: TrainingProblem?, threads: Int) -> LinearModel {
         guard let validation, validation.matrix.rows > 0 else { return model }
-        let temperature = fitTemperature(scores: model.scores(for: validation.matrix), labels: validation.labels,
-                                         classes: model.classes)
+        let temperature = fitTemperature(scores: model.scores(for: validation.matrix, threads: threads),
+                                         labels: validation.labels, classes: model.classes, threads: threads)
         return LinearModel(features: model.features, classes: model.classes, weights: model.weights,
                            bias: model.bias, probability: .softmax(temperature: temperature))
     }
