@@ -198,8 +198,7 @@ struct DualCoordinateDescent: Sendable {
             }
         }
         state.write(into: destination)
-        return (Array(UnsafeBufferPointer(start: state.weights.base + state.features * lanes.count, count: lanes.count)),
-                state.iterations)
+        return (state.bias, state.iterations)
     }
 
     /// A forward Fisher–Yates shuffle: for each `i`, swap with `j` uniform in `i..<n`.
@@ -291,6 +290,9 @@ private final class LaneState {
     }
 
     var hasRunningLanes: Bool { stopped.contains(false) }
+
+    /// `w_b` of every lane: the last row of the weights.
+    var bias: [Float] { Array(UnsafeBufferPointer(start: weights.base + features * laneCount, count: laneCount)) }
 
     /// Sets `α` to the columns `offset ..< offset + lanes` of `start`, row-major and `width`
     /// wide (clamped at 0; rows past its end stay at 0), and `w = Σᵢ αᵢ yᵢ xᵢ`,
@@ -429,11 +431,12 @@ private final class LaneState {
         }
         let slots = row * lanes
         var moved = false
-        for entry in 0..<count where step.runLane(Int(list[entry]), label: labels.base[row],
-                                                  curvatureBase: squaredNorms.base[row], sole: soleSquares.base[row],
-                                                  alpha: alpha.base + slots, active: active.base + slots,
-                                                  activeLanes: activeLanes.base + row) {
-            moved = true
+        for entry in 0..<count {
+            if step.runLane(Int(list[entry]), label: labels.base[row], curvatureBase: squaredNorms.base[row],
+                            sole: soleSquares.base[row], alpha: alpha.base + slots, active: active.base + slots,
+                            activeLanes: activeLanes.base + row) {
+                moved = true
+            }
         }
         guard moved else { return }
         for entry in 0..<count {
@@ -582,9 +585,11 @@ struct LaneStep {
                      alpha: UnsafeMutablePointer<Float>, active: UnsafeMutablePointer<UInt8>,
                      activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
         var moved = false
-        for lane in first..<lanes where runLane(lane, label: label, curvatureBase: curvatureBase, sole: sole,
-                                                alpha: alpha, active: active, activeLanes: activeLanes) {
-            moved = true
+        for lane in first..<lanes {
+            if runLane(lane, label: label, curvatureBase: curvatureBase, sole: sole, alpha: alpha, active: active,
+                       activeLanes: activeLanes) {
+                moved = true
+            }
         }
         return moved
     }
