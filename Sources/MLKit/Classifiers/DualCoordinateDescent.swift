@@ -342,38 +342,28 @@ private final class LaneState {
                             activeRows: activeRows.base)
         for position in 0..<rows {
             let row = Int(order.base[position])
-            // Further ahead, the entries of the row whose weight rows will be prefetched then:
-            // the rows are visited in random order, so its indices would miss the cache just
-            // when their weight rows are wanted.
-            if prefetches && position + 8 < rows {
-                let ahead = Int(order.base[position + 8])
-                let aheadStart = rowPointers.starts[ahead], aheadLast = max(aheadStart, rowPointers.starts[ahead + 1] - 1)
-                prefetchForReading(rowPointers.indices + aheadStart)
-                prefetchForReading(rowPointers.values + aheadStart)
-                prefetchForReading(rowPointers.indices + aheadLast)
-                prefetchForReading(rowPointers.values + aheadLast)
-            }
-            if prefetches && position + 2 < rows {
-                let next = Int(order.base[position + 2])
-                let nextLanes = Int(activeLanes[next])
-                if nextLanes > 0 {
-                    let nextStart = rowPointers.starts[next]
-                    let nextIndices = UnsafeBufferPointer(start: rowPointers.indices + nextStart,
-                                                          count: rowPointers.starts[next + 1] - nextStart)
-                    if nextLanes > laneListLimit {
-                        SparseKernels.prefetchRows(indices: nextIndices, weights: weights, classes: lanes)
-                    } else {
-                        forEachActiveLane(of: next) { lane in
-                            for index in nextIndices { prefetchForReading(weights + (Int(index) &* lanes &+ lane)) }
-                        }
-                    }
+            if prefetches {
+                // Further ahead, the entries of the row whose weight rows will be prefetched then:
+                // the rows are visited in random order, so its indices would miss the cache just
+                // when their weight rows are wanted.
+                if position + 8 < rows {
+                    let ahead = Int(order.base[position + 8])
+                    let aheadStart = rowPointers.starts[ahead]
+                    let aheadLast = max(aheadStart, rowPointers.starts[ahead + 1] - 1)
+                    prefetchForReading(rowPointers.indices + aheadStart)
+                    prefetchForReading(rowPointers.values + aheadStart)
+                    prefetchForReading(rowPointers.indices + aheadLast)
+                    prefetchForReading(rowPointers.values + aheadLast)
+                }
+                if position + 2 < rows {
+                    let next = Int(order.base[position + 2])
+                    prefetchWeights(of: next, rowPointers)
                 }
             }
             guard activeLanes[row] > 0 else { continue }
             let start = rowPointers.starts[row], end = rowPointers.starts[row + 1]
             let indices = UnsafeBufferPointer(start: rowPointers.indices + start, count: end - start)
             let values = UnsafeBufferPointer(start: rowPointers.values + start, count: end - start)
-            let slots = row * lanes
             if Int(activeLanes[row]) <= laneListLimit {
                 visitLaneByLane(row, indices, values, step: step, biasRow: biasRow)
                 continue
@@ -381,9 +371,28 @@ private final class LaneState {
             margins.update(from: biasRow, count: lanes)
             SparseKernels.accumulateRows(indices: indices, values: values, weights: weights, classes: lanes,
                                          into: margins)
+            let slots = row * lanes
             if step.run(label: labels[row], curvatureBase: squaredNorms[row], sole: soleSquares[row],
                         alpha: alpha + slots, active: active + slots, activeLanes: activeLanes + row) {
                 update(indices, values, biasRow: biasRow)
+            }
+        }
+    }
+
+    /// Prefetches the weights that visiting `row` will read: its features' whole weight rows, or
+    /// only its active lanes' weights when it will be visited lane by lane; nothing when it is
+    /// active in no lane.
+    @inline(__always)
+    private func prefetchWeights(of row: Int, _ rowPointers: RowPointers) {
+        let lanes = laneCount, weights = weights.base, activeLanes = Int(activeLanes.base[row])
+        guard activeLanes > 0 else { return }
+        let start = rowPointers.starts[row]
+        let indices = UnsafeBufferPointer(start: rowPointers.indices + start, count: rowPointers.starts[row + 1] - start)
+        if activeLanes > laneListLimit {
+            SparseKernels.prefetchRows(indices: indices, weights: weights, classes: lanes)
+        } else {
+            forEachActiveLane(of: row) { lane in
+                for index in indices { prefetchForReading(weights + (Int(index) &* lanes &+ lane)) }
             }
         }
     }
@@ -423,11 +432,8 @@ private final class LaneState {
         }
         for entry in 0..<count {
             let lane = Int(list[entry])
-            var margin = biasRow[lane]
-            for position in 0..<indices.count {
-                margin = margin + values[position] * weights[Int(indices[position]) &* lanes &+ lane]
-            }
-            margins.base[lane] = margin
+            margins.base[lane] = SparseKernels.accumulateLane(lane, indices: indices, values: values, weights: weights,
+                                                              classes: lanes, onto: biasRow[lane])
         }
         let slots = row * lanes
         var moved = false
@@ -442,10 +448,8 @@ private final class LaneState {
         for entry in 0..<count {
             let lane = Int(list[entry]), change = steps.base[lane]
             guard change != 0 else { continue }
-            for position in 0..<indices.count {
-                let weight = weights + (Int(indices[position]) &* lanes &+ lane)
-                weight.pointee = weight.pointee + values[position] * change
-            }
+            SparseKernels.scatterLane(lane, indices: indices, values: values, step: change, classes: lanes,
+                                      weights: weights)
             biasRow[lane] += change
         }
     }

@@ -74,12 +74,22 @@ enum SparseKernels {
         if lane + 4 <= classes { lane = rows.accumulate(SIMD4<Float>.self, from: lane) }
         if lane + 2 <= classes { lane = rows.accumulate(SIMD2<Float>.self, from: lane) }
         if lane < classes {
-            var sum = scores[lane]
-            for position in 0..<indices.count {
-                sum = sum + values[position] * weights[Int(indices[position]) &* classes &+ lane]
-            }
-            scores[lane] = sum
+            scores[lane] = accumulateLane(lane, indices: indices, values: values, weights: weights, classes: classes,
+                                          onto: scores[lane])
         }
+    }
+
+    /// One lane of ``accumulateRows(indices:values:weights:classes:into:)``: `start` plus the
+    /// document's values times that lane's weights, in document order, one multiply and one add
+    /// each, as every lane of the SIMD and AVX kernels adds them (so the same bits).
+    @inline(__always)
+    static func accumulateLane(_ lane: Int, indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
+                               weights: UnsafePointer<Float>, classes: Int, onto start: Float) -> Float {
+        var sum = start
+        for position in 0..<indices.count {
+            sum = sum + values[position] * weights[Int(indices[position]) &* classes &+ lane]
+        }
+        return sum
     }
 
     /// One document's rows and scores, for ``accumulateRows(indices:values:weights:classes:into:)``.
@@ -130,6 +140,18 @@ enum SparseKernels {
         #endif
         scatterUpdatePortably(indices: indices, values: values, gradient: gradient, scale: scale, classes: classes,
                               weights: weights)
+    }
+
+    /// One lane of ``scatterUpdate(indices:values:gradient:scale:classes:weights:)`` with scale 1:
+    /// `W[index_i, lane] += value_i · step`, with the same operations as every lane of the full
+    /// update (so the same bits).
+    @inline(__always)
+    static func scatterLane(_ lane: Int, indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
+                            step: Float, classes: Int, weights: UnsafeMutablePointer<Float>) {
+        for position in 0..<indices.count {
+            let weight = weights + (Int(indices[position]) &* classes &+ lane)
+            weight.pointee = weight.pointee + values[position] * step
+        }
     }
 
     /// ``scatterUpdate(indices:values:gradient:scale:classes:weights:)`` in Swift, on any
