@@ -353,6 +353,60 @@ static inline void mlkit_avx2_softmax_moments(const float *scores, long classes,
     }
     for (int k = 0; k < 3; k++) moments[k] = mlkit_avx2_sum_lanes(total[k]);
 }
+
+// Not BLAS either: the model file's CRC-32 (CRC32.swift) by carry-less multiplication, for
+// processors with PCLMULQDQ and SSE4.1, after Gopal et al., "Fast CRC Computation for Generic
+// Polynomials Using PCLMULQDQ Instruction" (Intel, 2009), in its bit-reflected form. Four 128-bit
+// lanes each fold 64 bytes ahead (multiplying by x^(512±32) mod P), then fold into one (x^(128±32)
+// mod P), which is reduced to 64 bits (x^64 mod P) and to 32 by Barrett's reduction with
+// μ = ⌊x^64 / P⌋. Each constant is bit-reflected (and those mod P shifted left by one), as the
+// reflected products need; CRC32.swift derives them from P.
+
+// 1 when the processor has PCLMULQDQ and SSE4.1.
+static inline int mlkit_has_pclmul(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_PCLMUL) && (c & bit_SSE4_1);
+}
+
+// The register of CRC-32 (not inverted, as the table loop in CRC32.swift keeps it) after `count`
+// more bytes, for `count` ≥ 64 and a multiple of 16. `constants` are, as 64-bit values:
+// x^(512+32), x^(512−32), x^(128+32), x^(128−32) and x^64 mod P, P itself and μ (see above).
+__attribute__((target("pclmul,sse4.1")))
+static inline uint32_t mlkit_crc32_fold(uint32_t state, const uint8_t *bytes, long count, const uint64_t *constants) {
+    const __m128i far = _mm_set_epi64x((long long)constants[1], (long long)constants[0]);
+    const __m128i near = _mm_set_epi64x((long long)constants[3], (long long)constants[2]);
+    const __m128i last = _mm_set_epi64x(0, (long long)constants[4]);
+    const __m128i barrett = _mm_set_epi64x((long long)constants[6], (long long)constants[5]);
+    const __m128i low32 = _mm_set_epi32(0, -1, 0, -1);
+    __m128i lanes[4];
+    for (int k = 0; k < 4; k++) lanes[k] = _mm_loadu_si128((const __m128i *)(bytes + 16 * k));
+    lanes[0] = _mm_xor_si128(lanes[0], _mm_cvtsi32_si128((int)state));
+    bytes += 64;
+    count -= 64;
+    for (; count >= 64; bytes += 64, count -= 64) {
+        for (int k = 0; k < 4; k++) {
+            const __m128i next = _mm_loadu_si128((const __m128i *)(bytes + 16 * k));
+            lanes[k] = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(lanes[k], far, 0x00),
+                                                   _mm_clmulepi64_si128(lanes[k], far, 0x11)), next);
+        }
+    }
+    __m128i x = lanes[0];
+    for (int k = 1; k < 4; k++) {
+        x = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, near, 0x00), _mm_clmulepi64_si128(x, near, 0x11)),
+                          lanes[k]);
+    }
+    for (; count >= 16; bytes += 16, count -= 16) {
+        x = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, near, 0x00), _mm_clmulepi64_si128(x, near, 0x11)),
+                          _mm_loadu_si128((const __m128i *)bytes));
+    }
+    // 128 bits to 64, then to 32 bits followed by 32 zero bits.
+    x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, near, 0x10));
+    x = _mm_xor_si128(_mm_srli_si128(x, 4), _mm_clmulepi64_si128(_mm_and_si128(x, low32), last, 0x00));
+    // Barrett: the quotient's low 32 bits times μ, then times P, cancel all but the remainder.
+    __m128i quotient = _mm_and_si128(_mm_clmulepi64_si128(_mm_and_si128(x, low32), barrett, 0x10), low32);
+    x = _mm_xor_si128(x, _mm_clmulepi64_si128(quotient, barrett, 0x00));
+    return (uint32_t)_mm_extract_epi32(x, 1);
+}
 #endif
 
 #endif
