@@ -236,9 +236,14 @@ static inline int mlkit_has_avx2_fma(void) {
 }
 
 // e^x for x ≤ 0 in each lane: x = k·ln 2 + r with |r| ≤ ln 2 / 2 (ln 2 in two parts, so that
-// k·ln 2 is exact), e^r by its Taylor polynomial of degree 13 (truncated below 10^-17 on that
-// interval), times 2^k built in the exponent's bits. Below -708, where e^x leaves the normal
-// doubles, the result is 0.
+// k·ln 2 is exact), e^r = 1 + r·T(r) with T(r) = Σ_{i=0}^{12} r^i / (i + 1)!, the Taylor
+// polynomial of degree 13 (truncated below 10^-17 on that interval), times 2^k built in the
+// exponent's bits. Below -708, where e^x leaves the normal doubles, the result is 0. T is
+// evaluated by Estrin's scheme (pairs, then pairs of pairs with r², r⁴ and r⁸), whose chain of
+// dependent operations is 4 fused multiply-adds long where Horner's rule is 13: the calibration's
+// passes are bound by that latency. The last step, 1 + r·T, adds T's few units of rounding only
+// after scaling them by |r| ≤ 0.35, so the result stays within 1 unit in the last place of the C
+// library's `exp` over [-708, 0], as with Horner's rule (session 26).
 __attribute__((target("avx2,fma"), always_inline))
 static inline __m256d mlkit_avx2_exp_nonpositive(__m256d x) {
     const __m256d floor = _mm256_set1_pd(-708.0);
@@ -248,23 +253,34 @@ static inline __m256d mlkit_avx2_exp_nonpositive(__m256d x) {
                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(6.93147180369123816490e-01), x);
     r = _mm256_fnmadd_pd(k, _mm256_set1_pd(1.90821492927058770002e-10), r);
-    // 1/13!, 1/12!, ..., 1/2!, 1/1!, 1/0!
-    static const double inverseFactorials[14] = {
-        1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
-        1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
-    __m256d p = _mm256_set1_pd(inverseFactorials[0]);
-    for (int term = 1; term < 14; term++) p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(inverseFactorials[term]));
+    // 1/1!, 1/2!, ..., 1/13!: T's coefficients.
+    static const double t[13] = {
+        1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0, 1.0 / 362880.0,
+        1.0 / 3628800.0, 1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0};
+#define MLKIT_T(i) _mm256_set1_pd(t[i])
+    const __m256d r2 = _mm256_mul_pd(r, r), r4 = _mm256_mul_pd(r2, r2), r8 = _mm256_mul_pd(r4, r4);
+    const __m256d t01 = _mm256_fmadd_pd(MLKIT_T(1), r, MLKIT_T(0)), t23 = _mm256_fmadd_pd(MLKIT_T(3), r, MLKIT_T(2));
+    const __m256d t45 = _mm256_fmadd_pd(MLKIT_T(5), r, MLKIT_T(4)), t67 = _mm256_fmadd_pd(MLKIT_T(7), r, MLKIT_T(6));
+    const __m256d t89 = _mm256_fmadd_pd(MLKIT_T(9), r, MLKIT_T(8)), t1011 = _mm256_fmadd_pd(MLKIT_T(11), r, MLKIT_T(10));
+    const __m256d t03 = _mm256_fmadd_pd(t23, r2, t01), t47 = _mm256_fmadd_pd(t67, r2, t45);
+    const __m256d t811 = _mm256_fmadd_pd(t1011, r2, t89);
+    const __m256d t07 = _mm256_fmadd_pd(t47, r4, t03), t812 = _mm256_fmadd_pd(MLKIT_T(12), r4, t811);
+#undef MLKIT_T
+    const __m256d p = _mm256_fmadd_pd(_mm256_fmadd_pd(t812, r8, t07), r, _mm256_set1_pd(1.0));
     const __m256i exponent = _mm256_slli_epi64(
         _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(k)), _mm256_set1_epi64x(1023)), 52);
     return _mm256_andnot_pd(underflow, _mm256_mul_pd(p, _mm256_castsi256_pd(exponent)));
 }
 
-// log(1 + e) for 0 ≤ e ≤ 1 in each lane: u = 1 + e rounded, with c = e − (u − 1) the part of
-// e lost in the rounding, is m·2^j with m in [√2/2, √2]; log m = 2 atanh(s), s = (m − 1)/(m + 1),
-// by its series in s² ≤ 0.0295 up to s²⁰ (truncated below 10^-18), and log(1 + e) =
-// j·ln 2 + log m + c/u. A tiny e gives u = 1 and the result c = e, as log1p does.
+// log(1 + e) for 0 ≤ e ≤ 1 in each lane, given inverse = 1 / (1 + e) (which Platt's terms need
+// anyway): u = 1 + e rounded, with c = e − (u − 1) the part of e lost in the rounding, is m·2^j
+// with m in [√2/2, √2]; log m = 2 atanh(s) = 2s·(1 + w·R(w)), s = (m − 1)/(m + 1), w = s² ≤
+// 0.0295, R(w) = Σ_{j=0}^{9} w^j / (2j + 3) (the series truncated below 10^-18, by Estrin's
+// scheme as in mlkit_avx2_exp_nonpositive), and log(1 + e) = j·ln 2 + log m + c·inverse. A tiny e
+// gives u = 1 and the result c = e, as log1p does. Within 3 units in the last place of the C
+// library's `log1p` over [0, 1].
 __attribute__((target("avx2,fma"), always_inline))
-static inline __m256d mlkit_avx2_log1p_unit(__m256d e) {
+static inline __m256d mlkit_avx2_log1p_unit(__m256d e, __m256d inverse) {
     const __m256d one = _mm256_set1_pd(1.0);
     const __m256d u = _mm256_add_pd(one, e);
     const __m256d lost = _mm256_sub_pd(e, _mm256_sub_pd(u, one));
@@ -272,12 +288,18 @@ static inline __m256d mlkit_avx2_log1p_unit(__m256d e) {
     const __m256d m = _mm256_blendv_pd(u, _mm256_mul_pd(u, _mm256_set1_pd(0.5)), halve);
     const __m256d s = _mm256_div_pd(_mm256_sub_pd(m, one), _mm256_add_pd(m, one));
     const __m256d w = _mm256_mul_pd(s, s);
-    __m256d q = _mm256_set1_pd(1.0 / 21.0);
-    for (int odd = 19; odd >= 3; odd -= 2) q = _mm256_fmadd_pd(q, w, _mm256_set1_pd(1.0 / odd));
-    q = _mm256_fmadd_pd(q, w, one);
+#define MLKIT_R(j) _mm256_set1_pd(1.0 / (2 * (j) + 3))
+    const __m256d w2 = _mm256_mul_pd(w, w), w4 = _mm256_mul_pd(w2, w2), w8 = _mm256_mul_pd(w4, w4);
+    const __m256d r01 = _mm256_fmadd_pd(MLKIT_R(1), w, MLKIT_R(0)), r23 = _mm256_fmadd_pd(MLKIT_R(3), w, MLKIT_R(2));
+    const __m256d r45 = _mm256_fmadd_pd(MLKIT_R(5), w, MLKIT_R(4)), r67 = _mm256_fmadd_pd(MLKIT_R(7), w, MLKIT_R(6));
+    const __m256d r89 = _mm256_fmadd_pd(MLKIT_R(9), w, MLKIT_R(8));
+#undef MLKIT_R
+    const __m256d r03 = _mm256_fmadd_pd(r23, w2, r01), r47 = _mm256_fmadd_pd(r67, w2, r45);
+    const __m256d series = _mm256_fmadd_pd(r89, w8, _mm256_fmadd_pd(r47, w4, r03));
+    const __m256d q = _mm256_fmadd_pd(series, w, one);
     const __m256d logM = _mm256_mul_pd(_mm256_add_pd(s, s), q);
     const __m256d scale = _mm256_and_pd(halve, _mm256_set1_pd(0.69314718055994530942));
-    return _mm256_add_pd(_mm256_add_pd(scale, logM), _mm256_div_pd(lost, u));
+    return _mm256_add_pd(_mm256_add_pd(scale, logM), _mm256_mul_pd(lost, inverse));
 }
 
 // The lanes of a group of four that starts `remaining` values before the end: all of them, or
@@ -313,7 +335,7 @@ static inline void mlkit_avx2_platt_terms(const double *values, const double *ta
         const __m256d inverse = _mm256_div_pd(one, _mm256_add_pd(one, e));
         const __m256d positive = _mm256_cmp_pd(z, zero, _CMP_GE_OQ);
         const __m256d weight = _mm256_blendv_pd(_mm256_sub_pd(t, one), t, positive);
-        const __m256d loss = _mm256_add_pd(_mm256_mul_pd(weight, z), mlkit_avx2_log1p_unit(e));
+        const __m256d loss = _mm256_add_pd(_mm256_mul_pd(weight, z), mlkit_avx2_log1p_unit(e, inverse));
         const __m256d p = _mm256_blendv_pd(inverse, _mm256_mul_pd(e, inverse), positive);
         const __m256d d2 = _mm256_mul_pd(_mm256_mul_pd(e, inverse), inverse);
         const __m256d d1 = _mm256_sub_pd(t, p);
@@ -325,17 +347,21 @@ static inline void mlkit_avx2_platt_terms(const double *values, const double *ta
 }
 
 // The moments of softmax(β·s) over one row of `classes` scores (temperatureSlope in
-// ProbabilityCalibration.swift): moments[0 ..< 3] = Σ w, Σ w·s, Σ w·s² with w = e^(β·s − max β·s).
-// Lanes as in mlkit_avx2_platt_terms.
+// ProbabilityCalibration.swift): moments[0 ..< 3] = Σ w, Σ w·s, Σ w·s² with w = e^(β·s − max β·s),
+// for β ≥ 0. Lanes as in mlkit_avx2_platt_terms.
 __attribute__((target("avx2,fma")))
 static inline void mlkit_avx2_softmax_moments(const float *scores, long classes, double beta, double *moments) {
     const __m256d scale = _mm256_set1_pd(beta), zero = _mm256_setzero_pd();
-    double largest = -__builtin_inf();
-    for (long lane = 0; lane < classes; lane++) {
-        const double scaled = beta * (double)scores[lane];
-        if (scaled > largest) largest = scaled;
-    }
-    const __m256d top = _mm256_set1_pd(largest);
+    // max β·s is β·max s (β ≥ 0, and rounding keeps the order), the maximum taken eight floats
+    // at a time: one by one, its chain of comparisons took about a sixth of the kernel's time.
+    __m256 highest = _mm256_set1_ps(-__builtin_inff());
+    long lane = 0;
+    for (; lane + 8 <= classes; lane += 8) highest = _mm256_max_ps(_mm256_loadu_ps(scores + lane), highest);
+    float lanes[8], largest = -__builtin_inff();
+    _mm256_storeu_ps(lanes, highest);
+    for (int k = 0; k < 8; k++) largest = lanes[k] > largest ? lanes[k] : largest;
+    for (; lane < classes; lane++) largest = scores[lane] > largest ? scores[lane] : largest;
+    const __m256d top = _mm256_set1_pd(beta * (double)largest);
     __m256d total[3] = {zero, zero, zero};
     for (long i = 0; i < classes; i += 4) {
         const __m256i mask = mlkit_avx2_tail_mask(classes - i);
