@@ -394,9 +394,10 @@ static inline int mlkit_has_pclmul(void) {
     return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_PCLMUL) && (c & bit_SSE4_1);
 }
 
-// The register of CRC-32 (not inverted, as the table loop in CRC32.swift keeps it) after `count`
-// more bytes, for `count` ≥ 64 and a multiple of 16. `constants` are, as 64-bit values:
-// x^(512+32), x^(512−32), x^(128+32), x^(128−32) and x^64 mod P, P itself and μ (see above).
+// The CRC-32 register after `count` more bytes (the working value between the checksum's two
+// inversions, which the table loop in CRC32.swift updates too), for `count` ≥ 64 and a multiple
+// of 16. `constants` are, as 64-bit values: x^(512+32), x^(512−32), x^(128+32), x^(128−32) and
+// x^64 mod P, P itself and μ (see above).
 __attribute__((target("pclmul,sse4.1")))
 static inline uint32_t mlkit_crc32_fold(uint32_t state, const uint8_t *bytes, long count, const uint64_t *constants) {
     const __m128i far = _mm_set_epi64x((long long)constants[1], (long long)constants[0]);

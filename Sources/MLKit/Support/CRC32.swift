@@ -9,8 +9,9 @@ internal import CBLAS
 /// The model file's checksum: it catches corruption and truncation, not tampering (encrypted
 /// files are authenticated by their cipher). The check value of "123456789" is 0xCBF43926.
 /// Writing a model and loading it each pass over the whole file: slicing by eight runs at about
-/// 1.8 GB/s, which took 0.09 s of wordnet-hypernyms' training (a 160 MB model, `perf`), and
-/// carry-less multiplication folds 64 bytes per step (`docs/benchmarks.md`, session 26).
+/// 1.8 GB/s, which took 0.09 s of `mlkit train` on wordnet-hypernyms (a 160 MB model, `perf`);
+/// carry-less multiplication folds 64 bytes a step, at 8–12 GB/s on the same machine
+/// (`docs/benchmarks.md`, session 26).
 enum CRC32 {
     /// The CRC-32 of `bytes`, continuing from `crc` (0 for a new checksum).
     static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
