@@ -394,6 +394,13 @@ static inline int mlkit_has_pclmul(void) {
     return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_PCLMUL) && (c & bit_SSE4_1);
 }
 
+// x folded 128 bits ahead by `distance` (two constants x^(d±32) mod P) onto the next 16 bytes.
+__attribute__((target("pclmul"), always_inline))
+static inline __m128i mlkit_crc32_fold_onto(__m128i x, __m128i distance, __m128i next) {
+    return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, distance, 0x00), _mm_clmulepi64_si128(x, distance, 0x11)),
+                         next);
+}
+
 // The CRC-32 register after `count` more bytes (the working value between the checksum's two
 // inversions, which the table loop in CRC32.swift updates too), for `count` ≥ 64 and a multiple
 // of 16. `constants` are, as 64-bit values: x^(512+32), x^(512−32), x^(128+32), x^(128−32) and
@@ -412,20 +419,12 @@ static inline uint32_t mlkit_crc32_fold(uint32_t state, const uint8_t *bytes, lo
     count -= 64;
     for (; count >= 64; bytes += 64, count -= 64) {
         for (int k = 0; k < 4; k++) {
-            const __m128i next = _mm_loadu_si128((const __m128i *)(bytes + 16 * k));
-            lanes[k] = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(lanes[k], far, 0x00),
-                                                   _mm_clmulepi64_si128(lanes[k], far, 0x11)), next);
+            lanes[k] = mlkit_crc32_fold_onto(lanes[k], far, _mm_loadu_si128((const __m128i *)(bytes + 16 * k)));
         }
     }
     __m128i x = lanes[0];
-    for (int k = 1; k < 4; k++) {
-        x = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, near, 0x00), _mm_clmulepi64_si128(x, near, 0x11)),
-                          lanes[k]);
-    }
-    for (; count >= 16; bytes += 16, count -= 16) {
-        x = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, near, 0x00), _mm_clmulepi64_si128(x, near, 0x11)),
-                          _mm_loadu_si128((const __m128i *)bytes));
-    }
+    for (int k = 1; k < 4; k++) x = mlkit_crc32_fold_onto(x, near, lanes[k]);
+    for (; count >= 16; bytes += 16, count -= 16) x = mlkit_crc32_fold_onto(x, near, _mm_loadu_si128((const __m128i *)bytes));
     // 128 bits to 64, then to 32 bits followed by 32 zero bits.
     x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, near, 0x10));
     x = _mm_xor_si128(_mm_srli_si128(x, 4), _mm_clmulepi64_si128(_mm_and_si128(x, low32), last, 0x00));

@@ -23,8 +23,11 @@ enum SparseKernels {
     ///
     /// `MLKIT_SPARSE_KERNELS=portable` in the environment keeps the portable kernels, to measure
     /// one against the other in the same binary.
-    static let usesAVX = mlkit_has_avx() != 0
-        && ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] != "portable"
+    static let usesAVX = mlkit_has_avx() != 0 && !keepsPortableCode
+
+    /// Whether `MLKIT_SPARSE_KERNELS=portable` in the environment asks for the portable code
+    /// instead of every processor-specific kernel of the C shim (these, calibration's, CRC-32's).
+    static let keepsPortableCode = ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] == "portable"
 
     /// Whether probability calibration's passes run the C shim's AVX2 kernels
     /// (``ProbabilityCalibration/plattTerms(_:_:_:_:)``,

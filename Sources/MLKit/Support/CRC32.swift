@@ -1,5 +1,4 @@
 #if arch(x86_64) && !canImport(Accelerate)
-import Foundation
 internal import CBLAS
 #endif
 
@@ -126,9 +125,8 @@ enum CRC32 {
 
     #if arch(x86_64) && !canImport(Accelerate)
     /// Whether ``checksum(_:continuing:)`` folds with `PCLMULQDQ`: where the processor has it and
-    /// SSE4.1, unless `MLKIT_SPARSE_KERNELS=portable` keeps the portable code (as for
-    /// ``SparseKernels/usesAVX``).
-    static let usesCarrylessMultiply = mlkit_has_pclmul() != 0
-        && ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] != "portable"
+    /// SSE4.1, unless `MLKIT_SPARSE_KERNELS=portable` keeps the portable code
+    /// (``SparseKernels/keepsPortableCode``).
+    static let usesCarrylessMultiply = mlkit_has_pclmul() != 0 && !SparseKernels.keepsPortableCode
     #endif
 }
