@@ -321,6 +321,39 @@ struct FeaturizerFittingTests {
         for text in texts.prefix(50) { #expect(one.vector(for: text) == two.vector(for: text)) }
     }
 
+    @Test("Feature counts are exact whether the counting table grows, flushes many times, or holds one row larger than its limit",
+          arguments: [16, 64, 1 << 20])
+    func featureCountsAgainstReference(maximumCapacity: Int) {
+        // Words come in pairs, so that a text counts some features twice. Row 700 has 40
+        // distinct words: more than a 16- or 64-slot table holds half full.
+        let texts = (0..<1_500).map { row in
+            row == 700 ? (0..<40).map { "big\($0)" }.joined(separator: " ")
+                : (0..<(1 + row % 7)).map { "w\((row * 13 + $0 / 2 * 5) % 97)" }.joined(separator: " ")
+        }
+        let hasher = Featurizer(configuration: .init(maxWordNGram: 2), vocabulary: nil, inverseDocumentFrequency: nil)
+        var statistics = Featurizer.FeatureStatistics(maximumCapacity: maximumCapacity)
+        var reference: [UInt64: (count: Int32, documents: Int32, first: Int32)] = [:]
+        var scratch = FeatureScratch()
+        for (row, text) in texts.enumerated() {
+            var seen: Set<UInt64> = []
+            Tokenizer.withUTF8(text) { bytes in
+                hasher.forEachFeatureHash(in: bytes, scratch: &scratch) { hash in
+                    statistics.add(hash, row: Int32(row))
+                    let counted = reference[hash] ?? (0, 0, Int32(row))
+                    reference[hash] = (counted.count + 1, counted.documents + (seen.insert(hash).inserted ? 1 : 0),
+                                       counted.first)
+                }
+            }
+            statistics.endRow()
+        }
+        statistics.flush()
+        #expect(statistics.entries.map(\.hash) == reference.keys.sorted())
+        for entry in statistics.entries {
+            let expected = reference[entry.hash]!
+            #expect(entry.count == expected.count && entry.documents == expected.documents && entry.first == expected.first)
+        }
+    }
+
     @Test("A vocabulary's table finds every key at its index and no other, at sizes around powers of two",
           arguments: [1, 2, 3, 255, 256, 257, 65_535, 65_536, 100_000])
     func vocabularyTable(size: Int) {

@@ -4,11 +4,12 @@ extension Featurizer {
     /// How often each feature occurs in the training texts, in how many of them, and the first
     /// of them: one entry per feature, sorted by hash.
     ///
-    /// Occurrences are collected as (hash, row) pairs, row after row, and sorted by hash with a
-    /// stable radix sort, so each feature's occurrences end up side by side, their rows in
-    /// order: the run's length is the count, its distinct rows the documents, its first row the
-    /// first. Sorting streams through memory, where a hash table of a million features would
-    /// miss the cache on every occurrence.
+    /// A text's feature hashes are gathered, then counted into an open-addressing table keyed
+    /// by hash: all their home slots are prefetched first, so that the misses of a table larger
+    /// than the cache overlap, and each slot keeps the last row that had the feature, to count
+    /// documents. When the table would pass its largest size, and at the end, its entries are
+    /// sorted by hash (a stable radix sort over the distinct features, not over every
+    /// occurrence) and merged into ``entries``.
     struct FeatureStatistics: Sendable {
         /// One feature's figures.
         struct Entry {
@@ -19,10 +20,14 @@ extension Featurizer {
             var first: Int32
         }
 
-        /// One occurrence of a feature.
-        struct Occurrence {
+        /// A slot of the counting table: empty while `count` is 0.
+        private struct Slot {
             var hash: UInt64
-            var row: Int32
+            var count: Int32
+            var documents: Int32
+            var first: Int32
+            /// The last row counted: a row's later occurrences add to `count` only.
+            var last: Int32
         }
 
         /// The features, sorted by hash.
@@ -30,52 +35,127 @@ extension Featurizer {
         /// The number of texts counted.
         fileprivate(set) var texts = 0
 
-        /// Pending occurrences, in row order; counted into `entries` when enough accumulate.
-        private var occurrences: [Occurrence] = []
-        private var scratch: [Occurrence] = []
-        /// The occurrences counted at a time: 16 MB of them, and as much scratch.
-        private static let batch = 1 << 20
+        /// The hashes of the row being added, counted into `table` when it ends.
+        private var pending: [UInt64] = []
+        private var pendingRow: Int32 = 0
+        /// The features counted since the last flush: a power of two of slots, at most half full.
+        private var table: [Slot] = []
+        private var used = 0
+        /// The most slots the table grows to (24 bytes each) before it is flushed into `entries`.
+        private let maximumCapacity: Int
 
-        /// Adds one occurrence of `hash` in `row`. Rows must come in increasing order.
+        /// - Parameter maximumCapacity: The largest counting table, in slots (a power of two):
+        ///   2^20 slots take 24 MB, and hold half a million features between flushes.
+        init(maximumCapacity: Int = 1 << 20) {
+            precondition(maximumCapacity >= 16 && maximumCapacity & (maximumCapacity - 1) == 0)
+            self.maximumCapacity = maximumCapacity
+        }
+
+        /// Adds one occurrence of `hash` in `row`. Rows must come in increasing order, each
+        /// ended by ``endRow()``.
         @inline(__always)
         mutating func add(_ hash: UInt64, row: Int32) {
-            occurrences.append(Occurrence(hash: hash, row: row))
+            pending.append(hash)
+            pendingRow = row
         }
 
-        /// Counts the pending occurrences once a batch has accumulated. Call between rows only,
-        /// so that a row's occurrences are counted together.
+        /// Counts the row's occurrences into the table.
         mutating func endRow() {
-            if occurrences.count >= Self.batch { flush() }
+            let count = pending.count
+            guard count > 0 else { return }
+            if 2 * (used + count) > table.count { makeRoom(for: count) }
+            let row = pendingRow
+            var used = self.used
+            let shift = UInt64(64 - table.count.trailingZeroBitCount)
+            table.withUnsafeMutableBufferPointer { table in
+                let slots = table.baseAddress!
+                let mask = table.count - 1
+                pending.withUnsafeBufferPointer { hashes in
+                    for hash in hashes { prefetchForReading(slots + Self.home(of: hash, shift: shift)) }
+                    for hash in hashes {
+                        var slot = Self.home(of: hash, shift: shift)
+                        while true {
+                            if slots[slot].count == 0 {
+                                slots[slot] = Slot(hash: hash, count: 1, documents: 1, first: row, last: row)
+                                used += 1
+                                break
+                            }
+                            if slots[slot].hash == hash {
+                                slots[slot].count += 1
+                                if slots[slot].last != row {
+                                    slots[slot].last = row
+                                    slots[slot].documents += 1
+                                }
+                                break
+                            }
+                            slot = (slot + 1) & mask
+                        }
+                    }
+                }
+            }
+            self.used = used
+            pending.removeAll(keepingCapacity: true)
         }
 
-        /// Counts the pending occurrences into `entries`.
-        mutating func flush() {
-            guard !occurrences.isEmpty else { return }
-            if scratch.count < occurrences.count { scratch = occurrences }
-            occurrences.withUnsafeMutableBufferPointer { pending in
-                scratch.withUnsafeMutableBufferPointer { scratch in
-                    Sorting.sortStably(pending, scratch: scratch) { $0.hash }
+        /// The home slot of `hash` in a table of `2^(64 − shift)` slots: Fibonacci hashing, the
+        /// top bits of the hash times ⌊2^64 / φ⌋.
+        @inline(__always)
+        private static func home(of hash: UInt64, shift: UInt64) -> Int {
+            Int(truncatingIfNeeded: (hash &* 0x9E37_79B9_7F4A_7C15) >> shift)
+        }
+
+        /// Grows the table, or flushes it once it is as large as allowed, so that `count` more
+        /// features fit in it at most half full.
+        private mutating func makeRoom(for count: Int) {
+            var capacity = max(table.count, min(1 << 12, maximumCapacity))
+            while 2 * (used + count) > capacity && capacity < maximumCapacity { capacity *= 2 }
+            if 2 * (used + count) > capacity {
+                // Full at its largest size: count it out, and start again empty.
+                flushTable(keepingCapacity: true)
+                while 2 * count > capacity { capacity *= 2 }  // one row with more features than that
+            }
+            guard capacity > table.count else { return }
+            let old = table
+            table = [Slot](repeating: Slot(hash: 0, count: 0, documents: 0, first: 0, last: 0), count: capacity)
+            let shift = UInt64(64 - capacity.trailingZeroBitCount)
+            let mask = capacity - 1
+            table.withUnsafeMutableBufferPointer { table in
+                for slot in old where slot.count > 0 {
+                    var position = Self.home(of: slot.hash, shift: shift)
+                    while table[position].count != 0 { position = (position + 1) & mask }
+                    table[position] = slot
                 }
             }
+        }
+
+        /// Moves the table's features into `entries`, sorted by hash.
+        private mutating func flushTable(keepingCapacity: Bool) {
+            guard used > 0 else { return }
             var counted: [Entry] = []
-            var position = 0
-            while position < occurrences.count {
-                let first = occurrences[position]
-                var entry = Entry(hash: first.hash, count: 1, documents: 1, first: first.row)
-                var row = first.row
-                position += 1
-                while position < occurrences.count && occurrences[position].hash == entry.hash {
-                    entry.count += 1
-                    if occurrences[position].row != row {
-                        row = occurrences[position].row
-                        entry.documents += 1
-                    }
-                    position += 1
-                }
-                counted.append(entry)
+            counted.reserveCapacity(used)
+            for slot in table where slot.count > 0 {
+                counted.append(Entry(hash: slot.hash, count: slot.count, documents: slot.documents, first: slot.first))
             }
-            occurrences.removeAll(keepingCapacity: true)
+            var scratch = counted
+            counted.withUnsafeMutableBufferPointer { counted in
+                scratch.withUnsafeMutableBufferPointer { scratch in
+                    Sorting.sortStably(counted, scratch: scratch) { $0.hash }
+                }
+            }
+            if keepingCapacity {
+                table.withUnsafeMutableBufferPointer { $0.update(repeating: Slot(hash: 0, count: 0, documents: 0, first: 0, last: 0)) }
+            } else {
+                table = []
+            }
+            used = 0
             entries = entries.isEmpty ? counted : Self.merge(entries, counted)
+        }
+
+        /// Counts everything added into `entries`, and frees the table.
+        mutating func flush() {
+            endRow()
+            flushTable(keepingCapacity: false)
+            pending = []
         }
 
         /// Adds the counts of `other`, which counted later rows.
