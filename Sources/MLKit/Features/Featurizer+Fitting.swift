@@ -28,6 +28,8 @@ extension Featurizer {
             var first: Int32
             /// The last row counted: a row's later occurrences add to `count` only.
             var last: Int32
+
+            static let empty = Slot(hash: 0, count: 0, documents: 0, first: 0, last: 0)
         }
 
         /// The features, sorted by hash.
@@ -116,7 +118,7 @@ extension Featurizer {
             }
             guard capacity > table.count else { return }
             let old = table
-            table = [Slot](repeating: Slot(hash: 0, count: 0, documents: 0, first: 0, last: 0), count: capacity)
+            table = [Slot](repeating: .empty, count: capacity)
             let shift = UInt64(64 - capacity.trailingZeroBitCount)
             let mask = capacity - 1
             table.withUnsafeMutableBufferPointer { table in
@@ -143,7 +145,7 @@ extension Featurizer {
                 }
             }
             if keepingCapacity {
-                table.withUnsafeMutableBufferPointer { $0.update(repeating: Slot(hash: 0, count: 0, documents: 0, first: 0, last: 0)) }
+                table.withUnsafeMutableBufferPointer { $0.update(repeating: .empty) }
             } else {
                 table = []
             }
