@@ -20,16 +20,13 @@ extension Featurizer {
             var first: Int32
         }
 
-        /// A slot of the counting table: empty while `count` is 0.
+        /// A slot of the counting table: empty while its entry's `count` is 0.
         private struct Slot {
-            var hash: UInt64
-            var count: Int32
-            var documents: Int32
-            var first: Int32
+            var entry: Entry
             /// The last row counted: a row's later occurrences add to `count` only.
             var last: Int32
 
-            static let empty = Slot(hash: 0, count: 0, documents: 0, first: 0, last: 0)
+            static let empty = Slot(entry: Entry(hash: 0, count: 0, documents: 0, first: 0), last: 0)
         }
 
         /// The features, sorted by hash.
@@ -68,25 +65,25 @@ extension Featurizer {
             if 2 * (used + count) > table.count { makeRoom(for: count) }
             let row = pendingRow
             var used = self.used
-            let shift = UInt64(64 - table.count.trailingZeroBitCount)
+            let bits = table.count.trailingZeroBitCount
             table.withUnsafeMutableBufferPointer { table in
                 let slots = table.baseAddress!
                 let mask = table.count - 1
                 pending.withUnsafeBufferPointer { hashes in
-                    for hash in hashes { prefetchForReading(slots + Self.home(of: hash, shift: shift)) }
+                    for hash in hashes { prefetchForReading(slots + FibonacciHashing.slot(of: hash, bits: bits)) }
                     for hash in hashes {
-                        var slot = Self.home(of: hash, shift: shift)
+                        var slot = FibonacciHashing.slot(of: hash, bits: bits)
                         while true {
-                            if slots[slot].count == 0 {
-                                slots[slot] = Slot(hash: hash, count: 1, documents: 1, first: row, last: row)
+                            if slots[slot].entry.count == 0 {
+                                slots[slot] = Slot(entry: Entry(hash: hash, count: 1, documents: 1, first: row), last: row)
                                 used += 1
                                 break
                             }
-                            if slots[slot].hash == hash {
-                                slots[slot].count += 1
+                            if slots[slot].entry.hash == hash {
+                                slots[slot].entry.count += 1
                                 if slots[slot].last != row {
                                     slots[slot].last = row
-                                    slots[slot].documents += 1
+                                    slots[slot].entry.documents += 1
                                 }
                                 break
                             }
@@ -97,13 +94,6 @@ extension Featurizer {
             }
             self.used = used
             pending.removeAll(keepingCapacity: true)
-        }
-
-        /// The home slot of `hash` in a table of `2^(64 − shift)` slots: Fibonacci hashing, the
-        /// top bits of the hash times ⌊2^64 / φ⌋.
-        @inline(__always)
-        private static func home(of hash: UInt64, shift: UInt64) -> Int {
-            Int(truncatingIfNeeded: (hash &* 0x9E37_79B9_7F4A_7C15) >> shift)
         }
 
         /// Grows the table, or flushes it once it is as large as allowed, so that `count` more
@@ -119,12 +109,12 @@ extension Featurizer {
             guard capacity > table.count else { return }
             let old = table
             table = [Slot](repeating: .empty, count: capacity)
-            let shift = UInt64(64 - capacity.trailingZeroBitCount)
+            let bits = capacity.trailingZeroBitCount
             let mask = capacity - 1
             table.withUnsafeMutableBufferPointer { table in
-                for slot in old where slot.count > 0 {
-                    var position = Self.home(of: slot.hash, shift: shift)
-                    while table[position].count != 0 { position = (position + 1) & mask }
+                for slot in old where slot.entry.count > 0 {
+                    var position = FibonacciHashing.slot(of: slot.entry.hash, bits: bits)
+                    while table[position].entry.count != 0 { position = (position + 1) & mask }
                     table[position] = slot
                 }
             }
@@ -135,9 +125,7 @@ extension Featurizer {
             guard used > 0 else { return }
             var counted: [Entry] = []
             counted.reserveCapacity(used)
-            for slot in table where slot.count > 0 {
-                counted.append(Entry(hash: slot.hash, count: slot.count, documents: slot.documents, first: slot.first))
-            }
+            for slot in table where slot.entry.count > 0 { counted.append(slot.entry) }
             var scratch = counted
             counted.withUnsafeMutableBufferPointer { counted in
                 scratch.withUnsafeMutableBufferPointer { scratch in
