@@ -82,52 +82,60 @@ static inline int mlkit_has_avx(void) {
 }
 
 // scores[0 ..< 8·full + 4·half] += Σ_k values[k] · weights[indices[k]·rowLength ..< …], with the
-// sums in registers: `full` vectors of 8 lanes, then one of 4 when `half`.
+// sums in registers: `full` vectors of 8 lanes, then one of 4 when `half`. With `tail` (1 to 3),
+// also the last `tail` of the 4 lanes at `tailOffset`: the lanes before them in that vector are
+// summed twice, but stored only once, from the other vectors.
 __attribute__((target("avx"), always_inline))
 static inline void mlkit_avx_accumulate_panel(const int32_t *indices, const float *values, long count,
                                               const float *weights, long rowLength, float *scores,
-                                              const int full, const int half) {
+                                              const int full, const int half, const int tail, const long tailOffset) {
     __m256 sums[8];
-    __m128 halfSum = _mm_setzero_ps();
+    __m128 halfSum = _mm_setzero_ps(), tailSum = _mm_setzero_ps();
     for (int j = 0; j < full; j++) sums[j] = _mm256_loadu_ps(scores + 8 * j);
     if (half) halfSum = _mm_loadu_ps(scores + 8 * full);
+    if (tail) tailSum = _mm_loadu_ps(scores + tailOffset);
     for (long k = 0; k < count; k++) {
         const float *row = weights + (long)indices[k] * rowLength;
         const __m256 value = _mm256_set1_ps(values[k]);
         for (int j = 0; j < full; j++) sums[j] = _mm256_add_ps(sums[j], _mm256_mul_ps(value, _mm256_loadu_ps(row + 8 * j)));
         if (half) halfSum = _mm_add_ps(halfSum, _mm_mul_ps(_mm256_castps256_ps128(value), _mm_loadu_ps(row + 8 * full)));
+        if (tail) tailSum = _mm_add_ps(tailSum, _mm_mul_ps(_mm256_castps256_ps128(value), _mm_loadu_ps(row + tailOffset)));
     }
     for (int j = 0; j < full; j++) _mm256_storeu_ps(scores + 8 * j, sums[j]);
     if (half) _mm_storeu_ps(scores + 8 * full, halfSum);
+    if (tail) {
+        float lanes[4];
+        _mm_storeu_ps(lanes, tailSum);
+        for (int j = 4 - tail; j < 4; j++) scores[tailOffset + j] = lanes[j];
+    }
 }
 
 // scores[0 ..< classes] += Σ_k values[k] · W[indices[k], :], W feature-major with rows of
-// `classes` floats: panels of 64 lanes, one of the rest rounded down to 4, and the last lanes
-// one at a time.
+// `classes` floats (at least 4): panels of 64 lanes, then one pass over the document for the rest,
+// in vectors of 8 lanes, one of 4, and for the last 1 to 3 lanes the 4 lanes that end the row.
 __attribute__((target("avx")))
 static inline void mlkit_avx_accumulate_rows(const int32_t *indices, const float *values, long count,
                                              const float *weights, long classes, float *scores) {
     long lane = 0;
     for (; classes - lane >= 64; lane += 64)
-        mlkit_avx_accumulate_panel(indices, values, count, weights + lane, classes, scores + lane, 8, 0);
+        mlkit_avx_accumulate_panel(indices, values, count, weights + lane, classes, scores + lane, 8, 0, 0, 0);
     const long rest = classes - lane;
+    const int tail = (int)(rest % 4);
     const float *w = weights + lane;
     float *s = scores + lane;
+#define MLKIT_HALF(full, half) \
+    if (tail) mlkit_avx_accumulate_panel(indices, values, count, w, classes, s, full, half, tail, rest - 4); \
+    else mlkit_avx_accumulate_panel(indices, values, count, w, classes, s, full, half, 0, 0);
 #define MLKIT_PANEL(full) \
     case full: \
-        if (rest % 8 >= 4) mlkit_avx_accumulate_panel(indices, values, count, w, classes, s, full, 1); \
-        else mlkit_avx_accumulate_panel(indices, values, count, w, classes, s, full, 0); \
+        if (rest % 8 >= 4) { MLKIT_HALF(full, 1) } else { MLKIT_HALF(full, 0) } \
         break;
     switch (rest / 8) {
         MLKIT_PANEL(0) MLKIT_PANEL(1) MLKIT_PANEL(2) MLKIT_PANEL(3)
         MLKIT_PANEL(4) MLKIT_PANEL(5) MLKIT_PANEL(6) MLKIT_PANEL(7)
     }
 #undef MLKIT_PANEL
-    for (lane = classes - rest % 4; lane < classes; lane++) {
-        float sum = scores[lane];
-        for (long k = 0; k < count; k++) sum = sum + values[k] * weights[(long)indices[k] * classes + lane];
-        scores[lane] = sum;
-    }
+#undef MLKIT_HALF
 }
 
 // W[indices[k], :] += (scale · values[k]) · gradient over a document's features.
