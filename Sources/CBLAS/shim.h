@@ -83,8 +83,9 @@ static inline int mlkit_has_avx(void) {
 
 // scores[0 ..< 8·full + 4·half] += Σ_k values[k] · weights[indices[k]·rowLength ..< …], with the
 // sums in registers: `full` vectors of 8 lanes, then one of 4 when `half`. With `tail` (1 to 3),
-// also the last `tail` of the 4 lanes at `tailOffset`: the lanes before them in that vector are
-// summed twice, but stored only once, from the other vectors.
+// also the last `tail` of the 4 lanes at `tailOffset`, and only those are stored: the vector's
+// other lanes belong to the other vectors, or, when the panel has fewer than 4 lanes, to the
+// previous panel, which has already stored its sums there, so that they would be counted twice.
 __attribute__((target("avx"), always_inline))
 static inline void mlkit_avx_accumulate_panel(const int32_t *indices, const float *values, long count,
                                               const float *weights, long rowLength, float *scores,
