@@ -54,7 +54,9 @@ struct InfoCommand: ParsableCommand {
         let indexing: String
         switch configuration.indexing {
         case .hashed(let bits): indexing = "hashed, 2^\(bits) buckets"
-        case .vocabulary: indexing = "vocabulary of \(classifier.vocabularySize) features"
+        case .vocabulary(let pruning):
+            indexing = "vocabulary of \(classifier.vocabularySize) features"
+                + (pruning.minCount > 1 ? " (each seen at least \(pruning.minCount) times)" : "")
         }
         var units = ["words 1-\(configuration.maxWordNGram)-grams"]
         if configuration.wordParts { units.append("word parts") }

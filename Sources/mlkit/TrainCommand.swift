@@ -39,6 +39,9 @@ struct TrainCommand: ParsableCommand {
     @Option(help: "The longest word n-gram (1 to 5).")
     var ngrams: Int?
 
+    @Option(help: "Keep only features seen at least this many times (default: all; auto also tries 2).")
+    var minCount: Int?
+
     @Option(help: "'balanced', or label=weight pairs separated by commas.")
     var classWeights: String?
 
@@ -77,6 +80,12 @@ struct TrainCommand: ParsableCommand {
             throw ValidationError("--validation-split must lie strictly between 0 and 1.")
         }
         if let ngrams, !(1...5).contains(ngrams) { throw ValidationError("--ngrams must be 1 to 5.") }
+        if let minCount {
+            guard minCount >= 1 else { throw ValidationError("--min-count must be at least 1.") }
+            guard algorithm != .embedding else {
+                throw ValidationError("--min-count prunes a vocabulary; --algorithm embedding hashes its features.")
+            }
+        }
     }
 
     func run() throws {
@@ -90,7 +99,8 @@ struct TrainCommand: ParsableCommand {
             let dataset = try reader.read(contentsOf: URL(fileURLWithPath: data))
             _ = try dataset.validatedForTraining(source: data)
             var parameters = TextClassifierParameters(
-                algorithm: algorithm, language: language, maxWordNGram: ngrams, classWeights: try parsedClassWeights(),
+                algorithm: algorithm, language: language, maxWordNGram: ngrams, minimumFeatureCount: minCount,
+                classWeights: try parsedClassWeights(),
                 maxIterations: maxIterations, regularization: regularization, seed: seed, threads: threads,
                 timeBudget: timeBudget)
             parameters.validation = try validation.map { .dataset(try reader.read(contentsOf: URL(fileURLWithPath: $0))) }

@@ -41,6 +41,27 @@ struct ClassifierCommandTests {
         #expect(table.stdout.contains("log-loss     "))
     }
 
+    @Test("--min-count keeps the features seen that often, and says so in info; below 1 is a usage error")
+    func minimumCount() throws {
+        let folder = try CLI.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("pruned.mlkit").path
+        let trained = try CLI.run(["train", Self.headlines, "-o", model, "--algorithm", "cnb", "--min-count", "2"])
+        #expect(trained.status == 0, "\(trained.stderr)")
+        #expect(trained.stdout.contains("cnb (alpha=0.3 minCount=2 ngrams=1-2 weighting=counts)"))
+        let info = try CLI.run(["info", model])
+        #expect(info.stdout.contains(" features (each seen at least 2 times), counts\n"))
+
+        for (arguments, message) in [(["--min-count", "0"], "--min-count must be at least 1."),
+                                     (["--min-count", "2", "--algorithm", "embedding"],
+                                      "--min-count prunes a vocabulary; --algorithm embedding hashes its features.")] {
+            let refused = try CLI.run(["train", Self.headlines, "-o", model + ".2"] + arguments)
+            #expect(refused.status == 64)
+            #expect(refused.stderr.contains("Error: \(message)"))
+            #expect(!FileManager.default.fileExists(atPath: model + ".2"))
+        }
+    }
+
     @Test("The bundled sentiment model: rainbows are positive, cloudy days negative, from any folder")
     func bundledModel() throws {
         let result = try CLI.run(["predict", "I love rainbows", "I am sad on cloudy days"],

@@ -86,6 +86,48 @@ struct HeadlineTrainingTests {
     }
 }
 
+@Suite("A minimum feature count prunes the vocabulary")
+struct MinimumFeatureCountTests {
+    @Test("Complement naive Bayes keeps exactly the features seen at least twice")
+    func prunes() throws {
+        let data = try Reference.headlines()
+        let full = try TextClassifier(trainingData: data, parameters: .init(algorithm: .complementNaiveBayes, validation: .none))
+        let pruned = try TextClassifier(trainingData: data,
+                                        parameters: .init(algorithm: .complementNaiveBayes, validation: .none,
+                                                          minimumFeatureCount: 2))
+        #expect(pruned.featurizerConfiguration.indexing == .vocabulary(.init(minCount: 2)))
+        #expect(full.featurizerConfiguration.indexing == .vocabulary(.init()))
+        // The same vocabulary as fitting the featurizer with that pruning on the same texts.
+        let reference = try Featurizer(fitting: data.examples.map(\.text), configuration: pruned.featurizerConfiguration)
+        #expect(pruned.vocabularySize == reference.dimension)
+        #expect(pruned.vocabularySize > 0 && pruned.vocabularySize < full.vocabularySize)
+        #expect(try pruned.predictedLabel(for: Reference.techHeadline) == "Tech")
+    }
+
+    @Test("Automatic selection trains every candidate on it, and tries no other pruning")
+    func automatic() throws {
+        let classifier = try TextClassifier(trainingData: try Reference.headlines(), parameters: .init(minimumFeatureCount: 2))
+        let summary = try #require(classifier.trainingSummary)
+        #expect(!summary.reason.contains("then the same with the features seen at least"))
+        let candidateLines = summary.reason.split(separator: "\n").dropFirst()
+        #expect(candidateLines.count == 5)
+        #expect(candidateLines.allSatisfy { $0.contains("minCount=2") })
+        #expect(classifier.featurizerConfiguration.indexing == .vocabulary(.init(minCount: 2)))
+    }
+
+    @Test("A count below 1, or one for the embedding classifier, names the field")
+    func invalid() throws {
+        let data = try Reference.headlines()
+        #expect(throws: MLKitError(.invalidParameter, "must be at least 1, not 0", at: .init(field: "minimumFeatureCount"))) {
+            try TextClassifier(trainingData: data, parameters: .init(minimumFeatureCount: 0))
+        }
+        #expect(throws: MLKitError(.invalidParameter, "applies to a vocabulary; the embedding classifier hashes its features",
+                                   at: .init(field: "minimumFeatureCount"))) {
+            try TextClassifier(trainingData: data, parameters: .init(algorithm: .embedding, minimumFeatureCount: 2))
+        }
+    }
+}
+
 @Suite("Automatic selection: the one-standard-error rule, paired, then a pruned vocabulary")
 struct AutomaticSelectionTests {
     /// A result whose validation predictions are right on the `right` examples of 100 (wrapping

@@ -50,6 +50,11 @@ public struct TextClassifierParameters: Sendable {
     public var language: String?
     /// The largest word n-gram (default: chosen by the algorithm, usually 2).
     public var maxWordNGram: Int?
+    /// Keep only the features that occur at least this many times in the training texts, as
+    /// fastText's `-minCount` does (default `nil`: every feature, and ``Algorithm/automatic``
+    /// also tries 2 on validation). A larger count gives a smaller model that predicts faster,
+    /// and usually a less accurate one. Not for ``Algorithm/embedding``, which hashes its features.
+    public var minimumFeatureCount: Int?
     /// Class weights (default: uniform).
     public var classWeights: ClassWeights
     /// The largest number of iterations (Newton iterations of maxent, SVM passes or embedding epochs).
@@ -72,6 +77,7 @@ public struct TextClassifierParameters: Sendable {
     ///   - validation: The validation data.
     ///   - language: The texts' language.
     ///   - maxWordNGram: The largest word n-gram.
+    ///   - minimumFeatureCount: The fewest occurrences a feature needs to be kept.
     ///   - classWeights: Class weights.
     ///   - maxIterations: The iteration limit.
     ///   - regularization: `C` or `α`.
@@ -79,13 +85,15 @@ public struct TextClassifierParameters: Sendable {
     ///   - threads: Worker threads (0: all cores).
     ///   - timeBudget: Seconds for ``Algorithm/automatic``.
     public init(algorithm: Algorithm = .automatic, validation: Validation = .split(fraction: 0.1),
-                language: String? = nil, maxWordNGram: Int? = nil, classWeights: ClassWeights = .uniform,
+                language: String? = nil, maxWordNGram: Int? = nil, minimumFeatureCount: Int? = nil,
+                classWeights: ClassWeights = .uniform,
                 maxIterations: Int? = nil, regularization: Double? = nil, seed: UInt64 = 42, threads: Int = 0,
                 timeBudget: Double = 30) {
         self.algorithm = algorithm
         self.validation = validation
         self.language = language
         self.maxWordNGram = maxWordNGram
+        self.minimumFeatureCount = minimumFeatureCount
         self.classWeights = classWeights
         self.maxIterations = maxIterations
         self.regularization = regularization

@@ -28,6 +28,12 @@ struct TrainingPlan {
         if let ngrams = parameters.maxWordNGram, !(1...5).contains(ngrams) {
             throw fail("maxWordNGram", "must be 1 to 5, not \(ngrams)")
         }
+        if let count = parameters.minimumFeatureCount {
+            guard count >= 1 else { throw fail("minimumFeatureCount", "must be at least 1, not \(count)") }
+            guard parameters.algorithm != .embedding else {
+                throw fail("minimumFeatureCount", "applies to a vocabulary; the embedding classifier hashes its features")
+            }
+        }
         if let strength = parameters.regularization, !(strength > 0) {
             throw fail("regularization", "must be positive, not \(strength)")
         }
@@ -97,16 +103,18 @@ struct TrainingPlan {
     /// They count runs of punctuation as tokens too: in 5-fold cross-validation of the SVM on the
     /// training sets that adds 0.6–5.5 points of accuracy on five of the six benchmark sets where
     /// `auto` keeps the SVM, and changes wordnet-hypernyms by −0.07 points, within its standard
-    /// error (`docs/features.md`, session 20).
+    /// error (`docs/features.md`, session 20). The vocabulary keeps the features seen at least ``TextClassifierParameters/minimumFeatureCount``
+    /// times, every feature by default.
     func features(for algorithm: Algorithm) -> FeaturizerConfiguration {
         let ngrams = parameters.maxWordNGram ?? 2
+        let vocabulary = FeaturizerConfiguration.Indexing.vocabulary(.init(minCount: parameters.minimumFeatureCount ?? 1))
         switch algorithm {
         case .naiveBayes, .complementNaiveBayes:
             return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, wordParts: true,
-                                           punctuation: true, indexing: .vocabulary(.init()))
+                                           punctuation: true, indexing: vocabulary)
         case .maxEnt, .linearSVM, .automatic:
             return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, wordParts: true,
-                                           punctuation: true, indexing: .vocabulary(.init()),
+                                           punctuation: true, indexing: vocabulary,
                                            weighting: .tfidf, sublinearTF: true, l2Normalize: true)
         case .embedding:
             return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, indexing: .hashed(bits: 20))
@@ -413,16 +421,19 @@ struct TrainingPlan {
     }
 
     /// The vocabulary that `automatic` also tries for the candidate it chose: the features seen
-    /// at least twice in the training texts, as scikit-learn's `min_df=2` keeps. On
-    /// debian-sections it scores better on validation and on the test set, with a model a third
-    /// the size; on short texts (vader-sentiment-3) the features seen once carry signal, so
-    /// validation decides (`docs/benchmarks.md`, session 9).
+    /// at least twice in the training texts, as scikit-learn's `min_df=2` keeps. In session 9
+    /// debian-sections kept it, better on validation and on the test set with a model a third
+    /// the size; in session 29 it scored a little below the full vocabulary there, and on short
+    /// texts (vader-sentiment-3) the features seen once carry signal, so validation decides
+    /// (`docs/benchmarks.md`).
     static let prunedVocabulary = FeaturizerConfiguration.VocabularyPruning(minCount: 2)
 
     /// The same candidate with the ``prunedVocabulary``, for a candidate whose vocabulary keeps
-    /// every feature; `nil` otherwise.
+    /// every feature by default; `nil` otherwise, and when the parameters set
+    /// ``TextClassifierParameters/minimumFeatureCount``.
     func prunedVariant(of candidate: Candidate) -> Candidate? {
-        guard case .vocabulary(let pruning) = candidate.features.indexing, pruning == .init() else { return nil }
+        guard parameters.minimumFeatureCount == nil, case .vocabulary(let pruning) = candidate.features.indexing,
+              pruning == .init() else { return nil }
         var features = candidate.features
         features.indexing = .vocabulary(Self.prunedVocabulary)
         return Candidate(algorithm: candidate.algorithm, features: features, strength: candidate.strength,
