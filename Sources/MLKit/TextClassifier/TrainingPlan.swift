@@ -103,8 +103,8 @@ struct TrainingPlan {
     /// They count runs of punctuation as tokens too: in 5-fold cross-validation of the SVM on the
     /// training sets that adds 0.6–5.5 points of accuracy on five of the six benchmark sets where
     /// `auto` keeps the SVM, and changes wordnet-hypernyms by −0.07 points, within its standard
-    /// error (`docs/features.md`, session 20). The vocabulary keeps the features seen at least ``TextClassifierParameters/minimumFeatureCount``
-    /// times, every feature by default.
+    /// error (`docs/features.md`, session 20). The vocabulary keeps the features seen at least
+    /// ``TextClassifierParameters/minimumFeatureCount`` times, every feature by default.
     func features(for algorithm: Algorithm) -> FeaturizerConfiguration {
         let ngrams = parameters.maxWordNGram ?? 2
         let vocabulary = FeaturizerConfiguration.Indexing.vocabulary(.init(minCount: parameters.minimumFeatureCount ?? 1))
@@ -421,7 +421,8 @@ struct TrainingPlan {
     }
 
     /// The vocabulary that `automatic` also tries for the candidate it chose: the features seen
-    /// at least twice in the training texts, as scikit-learn's `min_df=2` keeps. In session 9
+    /// at least twice in the training texts (scikit-learn's `min_df=2` counts the texts that
+    /// have a feature instead; fastText's `-minCount` counts as this does). In session 9
     /// debian-sections kept it, better on validation and on the test set with a model a third
     /// the size; in session 29 it scored a little below the full vocabulary there, and on short
     /// texts (vader-sentiment-3) the features seen once carry signal, so validation decides
