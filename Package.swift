@@ -125,7 +125,8 @@ let package = Package(
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
-        // Child processes with deadlines, for the tests that run the built binary.
+        // Child processes with deadlines, for the tests that run the built binary, and the one
+        // launcher of `mlkit serve` that the end-to-end suites share.
         .target(
             name: "TestSupport",
             path: "Tests/TestSupport",
@@ -155,8 +156,14 @@ let package = Package(
         ),
         .testTarget(
             name: "ServerTests",
-            // MLKitServer only to store a token of the test's choosing (TokenRefusalTests).
-            dependencies: ["mlkit", "MLKit", "MLKitEncryption", "MLKitServer", "TestSupport"],
+            // HummingbirdTesting runs requests through the router in process; GRDB reads the
+            // store after a crash (integrity_check).
+            dependencies: ["mlkit", "MLKit", "MLKitEncryption", "MLKitServer", "TestSupport",
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictSettings
         ),
     ]

@@ -77,25 +77,17 @@ public struct CollectionServer: Sendable {
     /// - Throws: ``CollectionServerError`` when the data folder or database cannot be opened,
     ///   or the error that stopped the server.
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void) async throws {
-        let store = try Self.openStore(configuration.dataFolder)
-        let (files, removed) = try ModelFileStore.prepare(dataFolder: configuration.dataFolder)
-        if removed > 0 {
-            logger.notice("removed unfinished uploads", metadata: ["count": "\(removed)"])
-        }
-        let tokens = TokenVerifier(store: store, refusalLifetime: configuration.tokenRefusalLifetime, logger: logger)
-        let state = ServerState(store: store, files: files, tokens: tokens,
-                                maxUploadSize: configuration.maxUploadSize, resolvedBodies: ResolvedBodyCache(),
-                                activeDeployments: ActiveDeploymentCache(), fileIO: FileIO())
+        let responder = try Self.responder(configuration: configuration, logger: logger)
         let logger = self.logger
+        let dataFolder = configuration.dataFolder
         let application = Application(
-            responder: CollectionServerResponder(state: state, logger: logger),
+            responder: responder,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mlkit"),
             onServerRunning: { channel in
                 let address = channel.localAddress
                 let host = address?.ipAddress ?? "?"
                 let port = address?.port ?? 0
-                logger.notice("listening", metadata: ["host": "\(host)", "port": "\(port)",
-                                                      "data": "\(files.modelsFolder.deletingLastPathComponent().path)"])
+                logger.notice("listening", metadata: ["host": "\(host)", "port": "\(port)", "data": "\(dataFolder.path)"])
                 onListening(host, port)
             },
             logger: logger)
@@ -104,6 +96,22 @@ public struct CollectionServer: Sendable {
         group.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
         try await ServiceGroup(configuration: group).run()
         logger.notice("stopped")
+    }
+
+    /// Opens the data folder (the database migrated, the leftovers of unfinished uploads
+    /// removed) and makes the responder that answers every request over it.
+    /// - Throws: ``CollectionServerError`` when the data folder or database cannot be opened.
+    package static func responder(configuration: Configuration, logger: Logger) throws -> CollectionServerResponder {
+        let store = try openStore(configuration.dataFolder)
+        let (files, removed) = try ModelFileStore.prepare(dataFolder: configuration.dataFolder)
+        if removed > 0 {
+            logger.notice("removed unfinished uploads", metadata: ["count": "\(removed)"])
+        }
+        let tokens = TokenVerifier(store: store, refusalLifetime: configuration.tokenRefusalLifetime, logger: logger)
+        return CollectionServerResponder(state: ServerState(
+            store: store, files: files, tokens: tokens, maxUploadSize: configuration.maxUploadSize,
+            resolvedBodies: ResolvedBodyCache(), activeDeployments: ActiveDeploymentCache(), fileIO: FileIO(),
+            logger: logger))
     }
 
     /// Makes a bearer token and stores its hash in the data folder's database.

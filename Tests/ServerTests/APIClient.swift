@@ -5,6 +5,13 @@ import FoundationNetworking
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+@testable import MLKitServer
+import NIOCore
+import TestSupport
+import Testing
 
 /// An answer from the server.
 struct HTTPAnswer: Sendable {
@@ -28,9 +35,32 @@ struct HTTPAnswer: Sendable {
     }
 }
 
+/// Sends requests to the server: over HTTP to a process (``HTTPClient``), or through the
+/// router in this process (``RouterClient``). The tests are written against this, so most of
+/// them need no process at all.
+protocol APIClient: Sendable {
+    /// Sends a request to `path` (with its query, if any).
+    func request(_ method: String, _ path: String, body: Data?, headers: [String: String],
+                 token: String?) async throws -> HTTPAnswer
+}
+
+extension APIClient {
+    /// Sends a request to `path` (with its query, if any).
+    func send(_ method: String = "GET", _ path: String, body: Data? = nil, headers: [String: String] = [:],
+              token: String? = nil) async throws -> HTTPAnswer {
+        try await request(method, path, body: body, headers: headers, token: token)
+    }
+
+    /// Sends a JSON body.
+    func send(_ method: String, _ path: String, json: Any, token: String?) async throws -> HTTPAnswer {
+        let body = try JSONSerialization.data(withJSONObject: json)
+        return try await send(method, path, body: body, headers: ["Content-Type": "application/json"], token: token)
+    }
+}
+
 /// Requests through URLSession, with no cache, so that ETags and ranges reach the server as
 /// written.
-struct HTTPClient: Sendable {
+struct HTTPClient: APIClient {
     let base: URL
     let session: URLSession
 
@@ -44,9 +74,8 @@ struct HTTPClient: Sendable {
         session = URLSession(configuration: configuration)
     }
 
-    /// Sends a request to `path` (with its query, if any).
-    func send(_ method: String = "GET", _ path: String, body: Data? = nil, headers: [String: String] = [:],
-              token: String? = nil) async throws -> HTTPAnswer {
+    func request(_ method: String, _ path: String, body: Data?, headers: [String: String],
+                 token: String?) async throws -> HTTPAnswer {
         guard let url = URL(string: path, relativeTo: base) else { throw ServerTestError("bad path \(path)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -61,11 +90,44 @@ struct HTTPClient: Sendable {
         }
         return HTTPAnswer(status: http.statusCode, headers: fields, body: data)
     }
+}
 
-    /// Sends a JSON body.
-    func send(_ method: String, _ path: String, json: Any, token: String?) async throws -> HTTPAnswer {
-        let body = try JSONSerialization.data(withJSONObject: json)
-        return try await send(method, path, body: body, headers: ["Content-Type": "application/json"], token: token)
+/// Requests through the server's router in this process, with HummingbirdTesting: no socket
+/// and no process. Every answer's status is checked against the statuses its endpoint
+/// declares (``Endpoint/statuses``), which `docs/openapi.yaml` lists.
+struct RouterClient: APIClient {
+    let client: any TestClientProtocol
+
+    func request(_ method: String, _ path: String, body: Data?, headers: [String: String],
+                 token: String?) async throws -> HTTPAnswer {
+        guard let method = HTTPRequest.Method(method) else { throw ServerTestError("bad method \(method)") }
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            guard let name = HTTPField.Name(name) else { throw ServerTestError("bad header name \(name)") }
+            fields[name] = value
+        }
+        if let token { fields[.authorization] = "Bearer \(token)" }
+        let response = try await client.executeRequest(uri: path, method: method, headers: fields,
+                                                       body: body.map { ByteBuffer(bytes: $0) })
+        var answerHeaders: [String: String] = [:]
+        for field in response.headers { answerHeaders[field.name.rawName] = field.value }
+        let answer = HTTPAnswer(status: response.status.code, headers: answerHeaders,
+                                body: Data(response.body.readableBytesView))
+        Self.checkDeclared(answer.status, method: method, path: path)
+        return answer
+    }
+
+    /// Records an issue when an endpoint answers with a status it does not declare.
+    static func checkDeclared(_ status: Int, method: HTTPRequest.Method, path: String) {
+        let bare = String(path.prefix { $0 != "?" })
+        guard let canonical = try? Paths.canonical(bare) else { return }
+        let segments = canonical.split(separator: "/")
+        guard let endpoint = Endpoint.all.first(where: { endpoint in
+            endpoint.method == method && endpoint.path.count == segments.count
+                && zip(endpoint.path, segments).allSatisfy { $0 ~= $1 }
+        }) else { return }
+        #expect(endpoint.statuses.contains(status),
+                "\(method.rawValue) \(endpoint.path) answered \(status), which it does not declare")
     }
 }
 
@@ -134,4 +196,18 @@ final class RawConnection {
         let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
         return (status, text)
     }
+}
+
+/// The `mlkit` binary that `swift build` put beside the test bundle.
+enum MLKitBinary {
+    /// Runs `mlkit` to completion.
+    static func run(_ arguments: [String]) throws -> ChildProcess.Result {
+        try ChildProcess.run(ChildProcess.mlkit, arguments)
+    }
+}
+
+/// A failure of the test harness itself.
+struct ServerTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
