@@ -65,6 +65,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The API contract test reads docs/openapi.yaml.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: blasTargets + [
         .target(
@@ -157,13 +159,15 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             // HummingbirdTesting runs requests through the router in process; GRDB reads the
-            // store after a crash (integrity_check).
+            // store after a crash (integrity_check); Yams reads docs/openapi.yaml.
             dependencies: ["mlkit", "MLKit", "MLKitEncryption", "MLKitServer", "TestSupport",
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types"),
                            .product(name: "NIOCore", package: "swift-nio"),
-                           .product(name: "GRDB", package: "GRDB.swift")],
+                           .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Yams", package: "Yams")],
             swiftSettings: strictSettings
         ),
     ]

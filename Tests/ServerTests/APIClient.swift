@@ -9,6 +9,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 @testable import MLKitServer
+import NIOConcurrencyHelpers
 import NIOCore
 import TestSupport
 import Testing
@@ -97,6 +98,8 @@ struct HTTPClient: APIClient {
 /// declares (``Endpoint/statuses``), which `docs/openapi.yaml` lists.
 struct RouterClient: APIClient {
     let client: any TestClientProtocol
+    /// Where the endpoints reached are noted, if anywhere.
+    var reached: ReachedEndpoints? = nil
 
     func request(_ method: String, _ path: String, body: Data?, headers: [String: String],
                  token: String?) async throws -> HTTPAnswer {
@@ -113,22 +116,35 @@ struct RouterClient: APIClient {
         for field in response.headers { answerHeaders[field.name.rawName] = field.value }
         let answer = HTTPAnswer(status: response.status.code, headers: answerHeaders,
                                 body: Data(response.body.readableBytesView))
-        Self.checkDeclared(answer.status, method: method, path: path)
+        if let endpoint = Self.endpoint(method, path) {
+            #expect(endpoint.statuses.contains(answer.status),
+                    "\(method.rawValue) \(endpoint.path) answered \(answer.status), which it does not declare")
+            reached?.note(endpoint)
+        }
         return answer
     }
 
-    /// Records an issue when an endpoint answers with a status it does not declare.
-    static func checkDeclared(_ status: Int, method: HTTPRequest.Method, path: String) {
+    /// The endpoint a request reaches, if any.
+    static func endpoint(_ method: HTTPRequest.Method, _ path: String) -> Endpoint? {
         let bare = String(path.prefix { $0 != "?" })
-        guard let canonical = try? Paths.canonical(bare) else { return }
+        guard let canonical = try? Paths.canonical(bare) else { return nil }
         let segments = canonical.split(separator: "/")
-        guard let endpoint = Endpoint.all.first(where: { endpoint in
+        return Endpoint.all.first { endpoint in
             endpoint.method == method && endpoint.path.count == segments.count
                 && zip(endpoint.path, segments).allSatisfy { $0 ~= $1 }
-        }) else { return }
-        #expect(endpoint.statuses.contains(status),
-                "\(method.rawValue) \(endpoint.path) answered \(status), which it does not declare")
+        }
     }
+}
+
+/// The endpoints a test's requests reached, as `METHOD /path/{parameter}`.
+final class ReachedEndpoints: Sendable {
+    private let names = NIOLockedValueBox<Set<String>>([])
+
+    func note(_ endpoint: Endpoint) {
+        _ = names.withLockedValue { $0.insert("\(endpoint.method.rawValue) \(endpoint.path)") }
+    }
+
+    var all: Set<String> { names.withLockedValue { $0 } }
 }
 
 /// A bare TCP connection to the server, for what URLSession will not send: paths with dot

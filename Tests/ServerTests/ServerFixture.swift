@@ -46,7 +46,7 @@ enum ServerFixture {
     /// Runs `body` against the server's router in this process, over a new data folder, with a
     /// publish token; the folder is removed afterwards.
     static func inProcess<Value: Sendable>(
-        maxUploadSize: Int64 = CollectionServer.Configuration.defaultMaxUploadSize,
+        maxUploadSize: Int64 = CollectionServer.Configuration.defaultMaxUploadSize, noting reached: ReachedEndpoints? = nil,
         _ body: @Sendable (_ server: InProcessServer, _ client: RouterClient, _ token: String) async throws -> Value
     ) async throws -> Value {
         let folder = try ChildProcess.temporaryFolder("server")
@@ -55,7 +55,7 @@ enum ServerFixture {
         let harness = try _InProcessCollectionServer(dataFolder: folder, maxUploadSize: maxUploadSize)
         let token = try await server.token(scope: "publish")
         return try await Application(responder: harness.responder).test(.router) { client in
-            try await body(server, RouterClient(client: client), token)
+            try await body(server, RouterClient(client: client, reached: reached), token)
         }
     }
 
