@@ -127,8 +127,9 @@ let package = Package(
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
-        // Child processes with deadlines, for the tests that run the built binary, and the one
-        // launcher of `mlkit serve` that the end-to-end suites share.
+        // Child processes with deadlines, for the tests that run the built binary; the paths of
+        // the fixtures and of the reference files beside the checkout; and the one launcher of
+        // `mlkit serve` that the end-to-end suites share.
         .target(
             name: "TestSupport",
             path: "Tests/TestSupport",
@@ -136,13 +137,13 @@ let package = Package(
         ),
         .testTarget(
             name: "MLKitTests",
-            dependencies: ["MLKit"],
+            dependencies: ["MLKit", "TestSupport"],
             exclude: ["Fixtures"],  // golden model files, read by path
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "EncryptionTests",
-            dependencies: ["MLKitEncryption", "MLKit"],
+            dependencies: ["MLKitEncryption", "MLKit", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -65,13 +65,12 @@ struct EncryptedModelTests {
         #expect(!server.logText.contains(key.keyFileData().base64EncodedString().prefix(16)))
     }
 
-    @Test("A key registered for a collection is served to its read token before any deployment uses it; Apple's key works",
-          .needsSeedArtifacts("SentimentPolarity.mlmodelkey"))
+    @Test("A key registered for a collection is served to its read token before any deployment uses it; Apple's key works")
     func registeredKeys() async throws {
         try await ServerFixture.inProcess { server, client, publish in
             try await ServerFixture.createCollection(client, "apple", models: ["m"], token: publish)
             let read = try await server.token(scope: "read", collection: "apple")
-            let appleKey = try Data(contentsOf: SeedArtifacts.url("SentimentPolarity.mlmodelkey"))
+            let appleKey = try ProjectFixtures.appleStyleKeyFile(identifier: "DECFAB02-AF49-47DB-A794-508A94E0D633")
             let identifier = try ModelKey(keyFileData: appleKey).identifier
 
             let registered = try await client.send("PUT", "/v1/collections/apple/keys/\(identifier)", body: appleKey, token: publish)
