@@ -82,6 +82,9 @@ package struct CollectionServerResponder: HTTPResponder {
     private func failure(_ error: any Error, request: Request) -> Response {
         switch error {
         case let error as CollectionServerError:
+            if error.code.status >= 500 {
+                state.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error.message)"])
+            }
             return Responses.failure(error)
         case let error as RangeNotSatisfiable:
             return Responses.json(WireFormat.Failure(error: .init(message: "the range lies past the end of the \(error.size)-byte file")),

@@ -12,7 +12,7 @@ struct Endpoint: Sendable {
     /// The path, with its parameters in braces (`/v1/models/{sha256}`).
     let path: RouterPath
     /// Every status the endpoint answers with, 500 (a failure of the data folder or
-    /// database) included.
+    /// database) included; the endpoints that write also answer 507 when the disk is full.
     let statuses: Set<Int>
     let handler: Handler
 
@@ -48,30 +48,30 @@ struct Endpoint: Sendable {
         Endpoint(.get, "/v1/collections", [200, 401, 403]) { request, _, state in
             try await PublisherEndpoints(state: state, request: request).listCollections()
         },
-        Endpoint(.put, "/v1/collections/{collection}", [200, 201, 400, 401, 403, 413]) { request, context, state in
+        Endpoint(.put, "/v1/collections/{collection}", [200, 201, 400, 401, 403, 413, 507]) { request, context, state in
             try await PublisherEndpoints(state: state, request: request).saveCollection(try context.collection())
         },
-        Endpoint(.post, "/v1/models", [200, 201, 401, 403, 413, 422]) { request, _, state in
+        Endpoint(.post, "/v1/models", [200, 201, 401, 403, 413, 422, 507]) { request, _, state in
             try await PublisherEndpoints(state: state, request: request).uploadModel()
         },
         Endpoint(.get, "/v1/collections/{collection}/deployments", [200, 400, 401, 403, 404]) { request, context, state in
             try await PublisherEndpoints(state: state, request: request).history(try context.collection())
         },
         Endpoint(.post, "/v1/collections/{collection}/deployments",
-                 [201, 400, 401, 403, 404, 413, 422]) { request, context, state in
+                 [201, 400, 401, 403, 404, 413, 422, 507]) { request, context, state in
             try await PublisherEndpoints(state: state, request: request).deploy(try context.collection())
         },
         Endpoint(.post, "/v1/collections/{collection}/deployments/{deploymentID}/activate",
-                 [200, 400, 401, 403, 404]) { request, context, state in
+                 [200, 400, 401, 403, 404, 507]) { request, context, state in
             let collection = try context.collection()
             return try await PublisherEndpoints(state: state, request: request)
                 .activate(try context.deploymentID(), collection: collection)
         },
-        Endpoint(.post, "/v1/collections/{collection}/rollback", [200, 400, 401, 403, 404, 409, 413]) { request, context, state in
+        Endpoint(.post, "/v1/collections/{collection}/rollback", [200, 400, 401, 403, 404, 409, 413, 507]) { request, context, state in
             try await PublisherEndpoints(state: state, request: request).rollback(try context.collection())
         },
         Endpoint(.put, "/v1/collections/{collection}/keys/{keyID}",
-                 [200, 201, 400, 401, 403, 404, 409, 413, 422]) { request, context, state in
+                 [200, 201, 400, 401, 403, 404, 409, 413, 422, 507]) { request, context, state in
             let collection = try context.collection()
             return try await PublisherEndpoints(state: state, request: request)
                 .registerKey(try context.keyID(), collection: collection)
