@@ -174,6 +174,13 @@ final class RawConnection {
 
     deinit { close() }
 
+    /// Whether the server has closed the connection (without waiting).
+    var isClosedByPeer: Bool {
+        var byte: UInt8 = 0
+        let count = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
     /// Closes the connection.
     func close() {
         if socket >= 0 { Glibc.close(socket) }

@@ -21,6 +21,7 @@ public final class ServerProcess: @unchecked Sendable {
     public var port: Int { url.port ?? 0 }
     private var process: Process?
     private let arguments: [String]
+    private let openFileLimit: Int?
     /// Whether the data folder is this object's own, removed when it goes.
     private let ownsData: Bool
     /// Where this object keeps the server's output.
@@ -38,11 +39,14 @@ public final class ServerProcess: @unchecked Sendable {
     /// - Parameters:
     ///   - dataFolder: The data folder; a new one, removed with this object, when `nil`.
     ///   - arguments: More options for `mlkit serve`, such as `["--max-upload-size", "64K"]`.
+    ///   - openFileLimit: A limit on open files (soft and hard) to start the server under, as a
+    ///     system with few descriptors would.
     ///   - start: Whether to start the process now (``start()`` starts it later).
-    public init(dataFolder: URL? = nil, arguments: [String] = [], start: Bool = true) throws {
+    public init(dataFolder: URL? = nil, arguments: [String] = [], openFileLimit: Int? = nil, start: Bool = true) throws {
         self.dataFolder = try dataFolder ?? ChildProcess.temporaryFolder("server")
         ownsData = dataFolder == nil
         self.arguments = arguments
+        self.openFileLimit = openFileLimit
         outputFolder = try ChildProcess.temporaryFolder("server-output")
         errorFile = outputFolder.appendingPathComponent("stderr-0")
         url = URL(string: "http://127.0.0.1:0")!
@@ -82,8 +86,14 @@ public final class ServerProcess: @unchecked Sendable {
             try? errors.close()
         }
         let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--data", dataFolder.path, "--host", "127.0.0.1", "--port", "0"] + arguments
+        let command = [Self.binary.path, "serve", "--data", dataFolder.path, "--host", "127.0.0.1", "--port", "0"] + arguments
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$@\"", "sh"] + command
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = Array(command.dropFirst())
+        }
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
