@@ -75,6 +75,9 @@ struct APIContractTests {
         let statuses = server.logText.split(separator: "\n").filter { $0.contains("\"message\":\"request\"") }.compactMap { line in
             line.range(of: "\"status\":\"").flatMap { Int(line[$0.upperBound...].prefix(3)) }
         }
+        let counts = Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count).sorted { $0.key < $1.key }
+        print("schemathesis: \(cases["generated"] ?? "?") test cases, \(statuses.count) requests answered: "
+              + counts.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))
         #expect(statuses.count >= 1_000, "\(statuses.count) requests")
         #expect(statuses.allSatisfy { $0 < 500 }, "server errors: \(statuses.filter { $0 >= 500 })")
         #expect(!server.logText.contains("request failed"))
