@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 import TestSupport
 import Testing
 
@@ -24,9 +25,13 @@ struct CrashTests {
         var cut = 0, answered = 0
         for round in 0..<Self.rounds {
             let load = Load(client: client, token: token, shas: shas, round: round)
-            let delay = Duration.milliseconds(Int.random(in: 100...600))
             async let results = load.run()
-            try await Task.sleep(for: delay)
+            // Once the publishers are under way (a few answers in), at a random moment.
+            let started = ContinuousClock.now
+            while load.answers.withLockedValue({ $0 }) < 4, ContinuousClock.now - started < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...400)))
             let killed = ContinuousClock.now
             server.kill()
             let (done, failedStarts) = await results
@@ -117,18 +122,27 @@ struct CrashTests {
 
     /// Publishers at work until the server goes: two uploading 3 MB models, four deploying,
     /// activating and rolling back.
-    struct Load: Sendable {
+    final class Load: Sendable {
         let client: HTTPClient
         let token: String
         let shas: [String]
         let round: Int
+        /// How many requests have been answered so far.
+        let answers = NIOLockedValueBox(0)
+
+        init(client: HTTPClient, token: String, shas: [String], round: Int) {
+            self.client = client
+            self.token = token
+            self.shas = shas
+            self.round = round
+        }
 
         /// Runs until every worker's request fails; returns the requests answered, and when
         /// each worker sent the request that failed.
         func run() async -> (answered: Int, failedStarts: [ContinuousClock.Instant]) {
             await withTaskGroup(of: (Int, ContinuousClock.Instant).self) { group in
                 for worker in 0..<2 {
-                    group.addTask {
+                    group.addTask { [self] in
                         var answered = 0
                         for index in 0... {
                             let model = ServerFixture.model(version: "r\(round)-w\(worker)-\(index)", padding: 3_000_000)
@@ -137,12 +151,13 @@ struct CrashTests {
                                 return (answered, start)
                             }
                             answered += 1
+                            answers.withLockedValue { $0 += 1 }
                         }
                         return (answered, .now)
                     }
                 }
                 for _ in 0..<4 {
-                    group.addTask {
+                    group.addTask { [self] in
                         var answered = 0
                         var deployments: [String] = []
                         while true {
@@ -165,6 +180,7 @@ struct CrashTests {
                             guard let answer else { return (answered, start) }
                             #expect(answer.status < 500, "\(answer.status) \(answer.errorMessage)")
                             answered += 1
+                            answers.withLockedValue { $0 += 1 }
                         }
                     }
                 }
