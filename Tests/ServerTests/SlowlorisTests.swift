@@ -30,7 +30,7 @@ struct SlowlorisTests {
         #expect(during.failures == 0)
         // The usual latency is a few milliseconds, even with the other tests running beside this
         // one; a server held up by the stalled connections would take seconds or fail.
-        #expect(during.percentile(0.5) < max(5 * before.percentile(0.5), 0.1), "\(during.summary) against \(before.summary)")
+        #expect(during.percentile(0.5) < max(5 * before.percentile(0.5), 0.25), "\(during.summary) against \(before.summary)")
 
         let deadline = ContinuousClock.now + .seconds(20)
         var stillOpen = count
