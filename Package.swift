@@ -11,7 +11,8 @@
 //       MLKitCollections — the collection client (URLSession)
 //          |
 //       mlkit  — the command-line tool (swift-argument-parser)
-//   MLKitServer (MLKit, MLKitEncryption, Hummingbird 2, GRDB, swift-crypto, swift-log, swift-service-lifecycle)
+//   MLKitServer (MLKit, MLKitEncryption, Hummingbird 2, GRDB, postgres-nio, swift-crypto, swift-log,
+//                swift-service-lifecycle)
 //          sits beside the core and under `mlkit serve`
 import PackageDescription
 
@@ -67,6 +68,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // The API contract test reads docs/openapi.yaml.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // The collection server's shared store (`mlkit serve --database postgres://…`).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: blasTargets + [
         .target(
@@ -101,6 +104,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strictSettings
         ),
