@@ -7,8 +7,9 @@
 #       Creates the cluster in FOLDER/data if there is none (superuser `mlkit`, trust
 #       authentication on loopback, no password), starts it (on the port it had before, or a
 #       free one), and prints its port. Without --durable, the cluster skips fsync, as a test
-#       cluster may. With --owner, a watcher stops the cluster and removes FOLDER once process
-#       PID has gone, so that a test run killed midway leaves nothing behind.
+#       cluster may (a commit is still written to the operating system before it returns).
+#       With --owner, a watcher stops the cluster and removes FOLDER once process PID has
+#       gone, so that a test run killed midway leaves nothing behind.
 #   scripts/postgres-cluster.sh stop FOLDER      stops it at once (pg_ctl stop -m immediate)
 #   scripts/postgres-cluster.sh remove FOLDER    stops it and removes FOLDER
 #   scripts/postgres-cluster.sh createdb FOLDER NAME
@@ -99,8 +100,9 @@ start)
             echo "unix_socket_directories = '$socket'"
             echo "max_connections = 300"
             if [ "$durable" -eq 0 ]; then
+                # A commit still reaches the operating system before it returns, so stopping
+                # postgres with `-m immediate` (as the outage test does) loses nothing.
                 echo "fsync = off"
-                echo "synchronous_commit = off"
                 echo "full_page_writes = off"
             fi
         } | run tee -a "$data/postgresql.conf" >/dev/null
