@@ -74,7 +74,7 @@ struct DatabaseLocation: Sendable, CustomStringConvertible {
                                                          database: database, tls: tls)
         configuration.options.maximumConnections = connections
         configuration.options.minimumConnections = 0
-        configuration.options.connectTimeout = .seconds(3)
+        configuration.options.connectTimeout = .seconds(10)
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(10))
         return configuration
     }
@@ -85,7 +85,7 @@ struct DatabaseLocation: Sendable, CustomStringConvertible {
     func connectionConfiguration() throws -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password,
                                                              database: database, tls: try connectionTLS())
-        configuration.options.connectTimeout = .seconds(3)
+        configuration.options.connectTimeout = .seconds(10)
         return configuration
     }
 

@@ -43,7 +43,7 @@ final class SharedDatabase: Sendable {
     private let monitor = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// How long a call waits for a connection before the database counts as unavailable.
-    static let leaseTimeout: Duration = .seconds(3)
+    static let leaseTimeout: Duration = .seconds(10)
     /// How often the database is checked while it is available.
     static let checkInterval: Duration = .seconds(1)
     /// How often a lost database is probed.
@@ -249,7 +249,7 @@ final class SharedDatabase: Sendable {
         }
     }
 
-    /// Whether a new connection outside the pool can be made and answers, within 3 s.
+    /// Whether a new connection outside the pool can be made and answers, within 10 s.
     private func probe() async -> Bool {
         guard let configuration = try? location.connectionConfiguration() else { return false }
         let logger = self.logger
@@ -265,7 +265,7 @@ final class SharedDatabase: Sendable {
                 }
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(3))
+                try? await Task.sleep(for: .seconds(10))
                 return false
             }
             let first = await group.next() ?? false
