@@ -7,6 +7,7 @@
 //       MLKit  — the core: Foundation + the system libraries above, nothing else
 //          |
 //       MLKitEncryption — encrypted model files and key providers (swift-crypto)
+//          |      MLKitCoreML — Core ML models, archives and export (MLKit, swift-protobuf, ZIPFoundation)
 //          |
 //       MLKitCollections — the collection client (URLSession)
 //          |
@@ -47,6 +48,7 @@ let package = Package(
         .library(name: "MLKitCollections", targets: ["MLKitCollections"]),
         .executable(name: "mlkit", targets: ["mlkit"]),
         .library(name: "MLKitServer", targets: ["MLKitServer"]),
+        .library(name: "MLKitCoreML", targets: ["MLKitCoreML"]),
     ],
     traits: [
         .trait(
@@ -65,6 +67,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // Core ML interchange (MLKitCoreML).
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: blasTargets + [
         .target(
@@ -81,7 +86,20 @@ let package = Package(
         ),
         .target(
             name: "MLKitEncryption",
-            dependencies: ["MLKit", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MLKit", .product(name: "Crypto", package: "swift-crypto"),
+                           // AES-CBC, for Apple's encrypted model archives.
+                           .product(name: "_CryptoExtras", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "MLKitCoreML",
+            dependencies: [
+                "MLKit",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            // The trimmed format and the script that turns it into the committed Swift code.
+            exclude: ["Specification/CoreMLSpecification.proto", "Specification/generate.sh"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -114,6 +132,7 @@ let package = Package(
                 "MLKitEncryption",
                 "MLKitServer",
                 "MLKitCollections",
+                "MLKitCoreML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -121,7 +140,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "MLKitProbe",
-            dependencies: ["MLKit", "MLKitEncryption"],
+            dependencies: ["MLKit", "MLKitEncryption", "MLKitCoreML"],
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
@@ -151,6 +170,13 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: ["mlkit", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CoreMLTests",
+            // mlkit for the end-to-end tests of its Core ML verbs, which run the built binary.
+            dependencies: ["MLKitCoreML", "MLKit", "MLKitEncryption", "mlkit", "TestSupport",
+                           .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             swiftSettings: strictSettings
         ),
         .testTarget(
