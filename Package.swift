@@ -177,6 +177,7 @@ let package = Package(
             // mlkit for the end-to-end tests of its Core ML verbs, which run the built binary.
             dependencies: ["MLKitCoreML", "MLKit", "MLKitEncryption", "mlkit", "TestSupport",
                            .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            exclude: ["Scripts"],  // the coremltools check, run with the .venv-coreml Python
             swiftSettings: strictSettings
         ),
         .testTarget(
