@@ -177,7 +177,10 @@ let package = Package(
             name: "CoreMLTests",
             // mlkit for the end-to-end tests of its Core ML verbs, which run the built binary.
             dependencies: ["MLKitCoreML", "MLKit", "MLKitEncryption", "mlkit", "TestSupport",
-                           .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+                           .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                           // To build model archives of the tests' own, plain and encrypted.
+                           .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                           .product(name: "_CryptoExtras", package: "swift-crypto")],
             exclude: ["Scripts"],  // the coremltools check, run with the .venv-coreml Python
             swiftSettings: strictSettings
         ),

@@ -24,6 +24,7 @@ extension InfoCommand {
         let decryptor = try archiveDecryptor(keyPath: key, source: model)
         let info: CoreMLModelInfo
         let evaluation: String
+        var inconsistency: CoreMLError?
         do {
             let loaded = try CoreMLModel(contentsOf: url, decryptor: decryptor)
             info = loaded.info
@@ -31,11 +32,14 @@ extension InfoCommand {
         } catch let error as CoreMLError where error.code == .invalidModel || error.code == .unsupportedModelType {
             info = try CoreMLModel.info(contentsOf: url, decryptor: decryptor)
             evaluation = "no: \(error.reason)"
+            // A type mlkit does not run is a valid model; stages that do not fit together are not.
+            if error.code == .invalidModel { inconsistency = error }
         }
         lines.append("format              Core ML \(isArchive ? "model archive" : "model"), specification version \(info.specificationVersion)")
         lines += Self.describe(info)
         lines.append("mlkit runs it       \(evaluation)")
         print(lines.joined(separator: "\n"))
+        if let inconsistency { throw inconsistency }
     }
 
     /// The lines that describe a Core ML model.

@@ -137,3 +137,33 @@ struct CommandTests {
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("embedding.mlmodel").path))
     }
 }
+
+@Suite("mlkit with bad Core ML files", .timeLimit(.minutes(10)))
+struct BadFileCommandTests {
+    @Test("A truncated .mlmodel, a damaged archive and an inconsistent model exit with 65, naming the file and the fault")
+    func badFiles() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let valid = try Specs.data(Specs.valid)
+        let cases: [(String, Data, String)] = [
+            ("truncated.mlmodel", valid.prefix(valid.count - 7),
+             "the file is not a Core ML model, or is truncated or damaged: the protobuf ends in the middle of a field"),
+            ("damaged.mlarchive", try MalformedArchiveTests.damagedArchive("a stage missing"),
+             "entry 'coremldata.bin': the pipeline node names 3 stages, but the archive holds 2"),
+            ("inconsistent.mlmodel", try Specs.data(Specs.classifier([Specs.dictVectorizer(["a", "b"]), Specs.featureVectorizer(2),
+                                                                       Specs.glm(rows: [[1, 2], [3, 4]], labels: ["x", "y"])])),
+             "stage 3 (glmClassifier): weights: 2 rows for 2 labels with OneVsRest, which needs 1"),
+        ]
+        for (name, data, reason) in cases {
+            let url = folder.appendingPathComponent(name)
+            try data.write(to: url)
+            for command in [["predict", "--model", url.path, "good"], ["info", url.path]] {
+                let result = try mlkit(command)
+                #expect(result.status == 65, "\(command): \(result.stderr)")
+                #expect(result.stderr == "mlkit: error: \(url.path): \(reason)\n")
+            }
+        }
+        let missing = try mlkit(["predict", "--model", folder.appendingPathComponent("none.mlmodel").path, "good"])
+        #expect(missing.status == 66)
+    }
+}

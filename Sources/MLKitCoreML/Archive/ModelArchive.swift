@@ -152,35 +152,50 @@ enum ModelArchive {
     }
 }
 
-/// The files of a zip archive, read with ZIPFoundation, each expanded under a cap.
+/// The files of a zip archive, listed by ZIPFoundation and inflated with its decoder, each
+/// expanded under a cap; ``ZipStructure`` checks the archive first and gives each entry's
+/// stored bytes.
 final class ArchiveReader {
-    private let archive: Archive
-    private let entries: [String: Entry]
+    private let data: Data
+    private let entries: [String: (entry: Entry, location: ZipStructure.Location)]
     /// The bytes expanded so far, for the cap on the whole archive.
     private var expanded = 0
+    /// The most one entry may expand to.
+    private let entryLimit: Int
+    /// The most all entries may expand to, together.
+    private let totalLimit: Int
 
-    init(_ data: Data) throws {
+    /// Opens an archive; the limits are ``Limits``' unless a test asks for smaller ones.
+    init(_ data: Data, entryLimit: Int = Limits.maximumArchiveEntrySize,
+         totalLimit: Int = Limits.maximumArchiveExpansion) throws {
+        self.data = data
+        self.entryLimit = entryLimit
+        self.totalLimit = totalLimit
+        let locations = try ZipStructure.check(data)
         let archive: Archive
         do {
             archive = try Archive(data: data, accessMode: .read)
         } catch {
             throw CoreMLError(.malformedModel, "not a model archive: the zip's central directory cannot be read (\(error))")
         }
-        var entries: [String: Entry] = [:]
+        var entries: [String: (entry: Entry, location: ZipStructure.Location)] = [:]
+        var count = 0
         for entry in archive {
-            guard entries.count < Limits.maximumArchiveEntries else {
-                throw CoreMLError(.malformedModel, "the archive has more than \(Limits.maximumArchiveEntries) entries")
-            }
-            guard entries.updateValue(entry, forKey: entry.path) == nil else {
+            guard count < locations.count else { break }
+            guard entries.updateValue((entry, locations[count]), forKey: entry.path) == nil else {
                 throw CoreMLError(.malformedModel, "entry '\(entry.path)' appears twice in the archive")
             }
+            count += 1
         }
-        self.archive = archive
+        guard count == locations.count else {
+            throw CoreMLError(.malformedModel, "not a model archive: its central directory lists \(locations.count) entries, "
+                              + "of which \(count) can be read")
+        }
         self.entries = entries
     }
 
     /// Whether the archive has a file named `name`.
-    func has(_ name: String) -> Bool { entries[name]?.type == .file }
+    func has(_ name: String) -> Bool { entries[name]?.entry.type == .file }
 
     /// The expanded bytes of file `name`, or `nil` when it is absent and not `required`.
     /// - Throws: ``CoreMLError`` (`malformedModel`) naming the entry: missing, not a file,
@@ -188,56 +203,76 @@ final class ArchiveReader {
     ///   past ``Limits/maximumArchiveExpansion``, or a damaged entry (bad compressed data, wrong
     ///   checksum or size).
     func file(_ name: String, required: Bool) throws -> Data? {
-        guard let entry = entries[name] else {
+        guard let (entry, location) = entries[name] else {
             guard required else { return nil }
             throw CoreMLError(.malformedModel, "the archive has no entry '\(name)'")
         }
         guard entry.type == .file else { throw CoreMLError(.malformedModel, "entry '\(name)' is not a file") }
-        let limit = Limits.maximumArchiveEntrySize
+        let limit = entryLimit
         guard entry.uncompressedSize <= UInt64(limit) else {
             throw CoreMLError(.malformedModel, "entry '\(name)' expands to \(entry.uncompressedSize) bytes, more than the "
                               + "limit of \(limit)")
         }
+        let stored = data.subdata(in: (data.startIndex + location.data.lowerBound)..<(data.startIndex + location.data.upperBound))
         // Deflate expands at most 1032 to 1; a header that states more is lying.
-        let most = entry.isCompressed ? entry.compressedSize.multipliedReportingOverflow(by: 1032).partialValue + 1024
-                                      : entry.compressedSize
-        guard entry.uncompressedSize <= most else {
+        let most = location.method == 0 ? stored.count : stored.count * 1032 + 1024
+        guard entry.uncompressedSize <= UInt64(most) else {
             throw CoreMLError(.malformedModel, "entry '\(name)' states \(entry.uncompressedSize) bytes from "
-                              + "\(entry.compressedSize) stored, more than its compression can give")
+                              + "\(stored.count) stored, more than its compression can give")
         }
-        var data = Data()
-        data.reserveCapacity(min(Int(entry.uncompressedSize), 1 << 26))
-        do {
-            _ = try archive.extract(entry, skipCRC32: false) { chunk in
-                guard data.count + chunk.count <= limit else { throw Oversized.entry }
-                self.expanded += chunk.count
-                guard self.expanded <= Limits.maximumArchiveExpansion else { throw Oversized.archive }
-                data.append(chunk)
+        var expandedData = Data()
+        switch location.method {
+        case 0:
+            expandedData = stored
+            try count(stored.count, name)
+        case 8:
+            expandedData.reserveCapacity(min(Int(entry.uncompressedSize), 1 << 26))
+            do {
+                // Only the entry's own bytes are inflated: past them the stream is cut short. The
+                // decoder gives zlib a whole buffer whatever the chunk's length, so a short last
+                // chunk is filled up with zeros, which no stream continues with for long.
+                _ = try Data.decompress(size: Int64(stored.count), bufferSize: 1 << 16, skipCRC32: true, provider: { position, size in
+                    guard position < Int64(stored.count) else { throw Damage.cutShort }
+                    let start = stored.startIndex + Int(position)
+                    var chunk = stored.subdata(in: start..<min(start + size, stored.endIndex))
+                    if chunk.count < size { chunk.append(Data(count: size - chunk.count)) }
+                    return chunk
+                }, consumer: { chunk in
+                    guard expandedData.count + chunk.count <= limit else { throw Damage.oversized }
+                    try self.count(chunk.count, name)
+                    expandedData.append(chunk)
+                })
+            } catch Damage.oversized {
+                throw CoreMLError(.malformedModel, "entry '\(name)' expands past the limit of \(limit) bytes")
+            } catch Damage.cutShort {
+                throw CoreMLError(.malformedModel, "entry '\(name)' is damaged: its compressed data ends before its stream does")
+            } catch let error as CoreMLError {
+                throw error
+            } catch {
+                throw CoreMLError(.malformedModel, "entry '\(name)' is damaged: its compressed data cannot be inflated (\(error))")
             }
-        } catch Oversized.entry {
-            throw CoreMLError(.malformedModel, "entry '\(name)' expands past the limit of \(limit) bytes")
-        } catch Oversized.archive {
-            throw CoreMLError(.malformedModel, "the archive's entries expand past the limit of "
-                              + "\(Limits.maximumArchiveExpansion) bytes together")
-        } catch {
-            throw CoreMLError(.malformedModel, "entry '\(name)' is damaged: \(Self.describe(error))")
+        default:
+            throw CoreMLError(.malformedModel, "entry '\(name)' is damaged: unknown compression method \(location.method)")
         }
-        guard data.count == Int(entry.uncompressedSize) else {
-            throw CoreMLError(.malformedModel, "entry '\(name)' expands to \(data.count) bytes, not the "
+        guard expandedData.count == Int(entry.uncompressedSize) else {
+            throw CoreMLError(.malformedModel, "entry '\(name)' expands to \(expandedData.count) bytes, not the "
                               + "\(entry.uncompressedSize) its header states")
         }
-        return data
-    }
-
-    private enum Oversized: Error {
-        case entry, archive
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case Archive.ArchiveError.invalidCRC32: return "its checksum does not match"
-        case Archive.ArchiveError.invalidCompressionMethod: return "unknown compression method"
-        default: return "\(error)"
+        guard expandedData.crc32(checksum: 0) == location.checksum else {
+            throw CoreMLError(.malformedModel, "entry '\(name)' is damaged: its checksum does not match")
         }
+        return expandedData
+    }
+
+    /// Counts expanded bytes against the cap on the whole archive.
+    private func count(_ bytes: Int, _ name: String) throws {
+        expanded += bytes
+        guard expanded <= totalLimit else {
+            throw CoreMLError(.malformedModel, "the archive's entries expand past the limit of \(totalLimit) bytes together")
+        }
+    }
+
+    private enum Damage: Error {
+        case oversized, cutShort
     }
 }

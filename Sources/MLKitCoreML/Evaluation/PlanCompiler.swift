@@ -78,7 +78,13 @@ struct PlanCompiler {
     ///   not evaluate; `malformedModel` for a bad shape.
     static func evaluableKind(_ feature: SpecFeatureDescription, of owner: String) throws -> Kind {
         let type = CoreMLFeatureType(feature.type)
-        guard let kind = try Kind(type, feature: feature.name) else {
+        let evaluable: Kind?
+        do {
+            evaluable = try Kind(type, feature: feature.name)
+        } catch let error as CoreMLError {
+            throw CoreMLError(error.code, "\(owner): \(error.reason)")
+        }
+        guard let kind = evaluable else {
             throw CoreMLError(.unsupportedModelType, "\(owner): feature '\(feature.name)' is of type \(type), "
                               + "which mlkit does not evaluate")
         }
