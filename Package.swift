@@ -140,8 +140,15 @@ let package = Package(
         ),
         .executableTarget(
             name: "MLKitProbe",
-            dependencies: ["MLKit", "MLKitEncryption", "MLKitCoreML"],
+            dependencies: ["MLKit", "MLKitEncryption"],
             path: "Sources/MLKitProbe",
+            swiftSettings: strictSettings
+        ),
+        // mlkit's side of the Core ML benchmark against onnxruntime (Benchmarks/coreml/).
+        .executableTarget(
+            name: "CoreMLProbe",
+            dependencies: ["MLKit", "MLKitCoreML"],
+            path: "Benchmarks/coreml/CoreMLProbe",
             swiftSettings: strictSettings
         ),
         // Child processes with deadlines, for the tests that run the built binary, and the

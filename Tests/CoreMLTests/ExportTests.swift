@@ -12,6 +12,9 @@ struct ExportComparison {
     var fromFormulas = 0.0
     /// Texts whose labels differ.
     var differentLabels: [String] = []
+    /// Texts whose probabilities through the sparse text path differ, in any bit, from those of
+    /// the general evaluation of the stages (`prediction(from:)`).
+    var pathDifferences: [String] = []
     /// The texts whose probabilities differ from mlkit's by more than 1e-6 plus the rounding
     /// of mlkit's single-precision scores (``roundingBound(_:_:)``).
     var pastRounding: [String] = []
@@ -28,6 +31,13 @@ struct ExportComparison {
                 fromFormulas = max(fromFormulas, abs(formulas[index] - converted[label]!))
             }
             fromModel = max(fromModel, largest)
+            let general = try exported.prediction(from: try exported.input(for: text))["classProbability"]
+            let generalProbabilities: [String: Double]
+            switch general {
+            case .stringDictionary(let dictionary)?: generalProbabilities = dictionary
+            default: generalProbabilities = [:]
+            }
+            if generalProbabilities != converted { pathDifferences.append(text) }
             if largest > 1e-6 + Self.roundingBound(classifier, text) { pastRounding.append(text) }
             if classifier.predictedLabel(for: text) != (try exported.predictedLabel(for: text)) { differentLabels.append(text) }
         }
@@ -128,6 +138,7 @@ struct ExportTests {
     /// (`docs/coreml.md`), so naive Bayes is held to 1e-6 plus that rounding.
     static func expectFaithful(_ comparison: ExportComparison, _ algorithm: TextClassifierParameters.Algorithm?) {
         #expect(comparison.differentLabels.isEmpty, "labels differ on \(comparison.differentLabels)")
+        #expect(comparison.pathDifferences.isEmpty, "the sparse path differs on \(comparison.pathDifferences)")
         #expect(comparison.fromFormulas < 1e-12, "\(comparison.fromFormulas)")
         #expect(comparison.pastRounding.isEmpty, "past mlkit's rounding on \(comparison.pastRounding)")
         if algorithm == .maxEnt || algorithm == .linearSVM {

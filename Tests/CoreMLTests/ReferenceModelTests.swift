@@ -17,6 +17,8 @@ struct ReferenceModelTests {
             let probability = try #require(hypotheses[example.label])
             #expect(abs(probability - example.probability) < 1e-12, "\(example.text): \(probability)")
             #expect(abs(hypotheses.values.reduce(0, +) - 1) < 1e-15)
+            // The sparse text path and the general evaluation of the stages give the same bits.
+            #expect(try model.prediction(from: try model.input(for: example.text))["classProbability"] == .stringDictionary(hypotheses))
         }
     }
 }

@@ -76,8 +76,8 @@ extension CoreMLModel {
     /// The most likely label of `text`.
     /// - Throws: ``CoreMLError`` (`invalidInput`) when the model is not a text classifier.
     public func predictedLabel(for text: String) throws -> String {
-        let probabilities = try self.probabilities(try textInput().value(for: text))
-        return labelNames[GLMClassifierStage.argmax(probabilities)]
+        let labels = labelNames
+        return try withProbabilities(text: text) { labels[GLMClassifierStage.argmax($0)] }
     }
 
     /// The most likely labels of `text` with their probabilities.
@@ -86,13 +86,13 @@ extension CoreMLModel {
     ///   - maximumCount: How many labels to return at most.
     /// - Throws: ``CoreMLError`` (`invalidInput`) when the model is not a text classifier.
     public func predictedLabelHypotheses(for text: String, maximumCount: Int) throws -> [String: Double] {
-        Dictionary(uniqueKeysWithValues: try rankedLabels(for: text, maximumCount: maximumCount).map { ($0.label, $0.probability) })
+        try withProbabilities(text: text) { hypotheses($0, maximumCount) }
     }
 
     /// The labels of `text`, most likely first, with their probabilities.
     /// - Throws: ``CoreMLError`` (`invalidInput`) when the model is not a text classifier.
     public func rankedLabels(for text: String, maximumCount: Int) throws -> [(label: String, probability: Double)] {
-        ranked(try probabilities(try textInput().value(for: text)), maximumCount)
+        try withProbabilities(text: text) { ranked($0, maximumCount) }
     }
 
     /// ``rankedLabels(for:maximumCount:)`` for many texts, on all cores.
@@ -104,10 +104,10 @@ extension CoreMLModel {
     /// - Throws: ``CoreMLError`` (`invalidInput`) when the model is not a text classifier.
     public func rankedLabels(for texts: [String], maximumCount: Int,
                              threads: Int = 0) throws -> [[(label: String, probability: Double)]] {
-        let input = try textInput()
+        _ = try textInput()
         let model = self
         return try BatchMap.map(texts.count, threads: threads) { index in
-            model.ranked(try model.probabilities(input.value(for: texts[index])), maximumCount)
+            try model.rankedLabels(for: texts[index], maximumCount: maximumCount)
         }
     }
 
@@ -118,15 +118,15 @@ extension CoreMLModel {
     /// - Throws: ``CoreMLError`` (`invalidInput`) when the model's only input is not a
     ///   dictionary with string keys.
     public func predictedLabel(forWordCounts wordCounts: [String: Double]) throws -> String {
-        labelNames[GLMClassifierStage.argmax(try probabilities(try wordCountInput(wordCounts)))]
+        let labels = labelNames
+        return try withProbabilities(wordCounts: wordCounts) { labels[GLMClassifierStage.argmax($0)] }
     }
 
     /// The most likely labels for word counts, with their probabilities.
     /// - Throws: As ``predictedLabel(forWordCounts:)``.
     public func predictedLabelHypotheses(forWordCounts wordCounts: [String: Double],
                                          maximumCount: Int) throws -> [String: Double] {
-        let ranking = ranked(try probabilities(try wordCountInput(wordCounts)), maximumCount)
-        return Dictionary(uniqueKeysWithValues: ranking.map { ($0.label, $0.probability) })
+        try withProbabilities(wordCounts: wordCounts) { hypotheses($0, maximumCount) }
     }
 
     /// Metrics of the model on labelled texts, as ``MLKit/TextClassifier/evaluation(on:)``
@@ -140,13 +140,13 @@ extension CoreMLModel {
         let index = Dictionary(allLabels.enumerated().map { ($1, $0) }) { first, _ in first }
         let examples = dataset.examples
         let actual = examples.map { index[$0.label]! }
-        let input = try textInput()
+        _ = try textInput()
         let model = self
         let scored = try BatchMap.map(examples.count, threads: 0) { row in
-            let probabilities = try model.probabilities(input.value(for: examples[row].text))
-            let truth = actual[row]
-            let ranking = model.ranking(probabilities, 5)
-            return (ranking, -log(max(truth < labels.count ? probabilities[truth] : 0, 1e-15)))
+            try model.withProbabilities(text: examples[row].text) { probabilities in
+                let truth = actual[row]
+                return (model.ranking(probabilities, 5), -log(max(truth < labels.count ? probabilities[truth] : 0, 1e-15)))
+            }
         }
         let logLoss = examples.isEmpty ? nil : scored.reduce(0) { $0 + $1.1 } / Double(examples.count)
         return ClassificationMetrics(labels: allLabels, actual: actual, ranked: scored.map(\.0), logLoss: logLoss)
@@ -157,17 +157,39 @@ extension CoreMLModel {
     private var labelNames: [String] { classifier?.stage.labels.names ?? [] }
 
     private func textInput() throws -> TextInput {
-        guard let text else {
-            throw CoreMLError(.invalidInput, "the model is not a text classifier: that takes a classifier whose only "
-                              + "input is a dictionary of word counts ([String: Double]); this one is a "
-                              + "\(info.modelType) with inputs " + info.inputs.map { "'\($0.name)' (\($0.type))" }.joined(separator: ", "))
-        }
+        guard let text else { throw notATextClassifier }
         return text
     }
 
-    private func wordCountInput(_ wordCounts: [String: Double]) throws -> Value {
+    /// The error for a text on a model that does not take texts.
+    private var notATextClassifier: CoreMLError {
+        CoreMLError(.invalidInput, "the model is not a text classifier: that takes a classifier whose only input is a "
+                    + "dictionary of word counts ([String: Double]); this one is a \(info.modelType) with inputs "
+                    + info.inputs.map { "'\($0.name)' (\($0.type))" }.joined(separator: ", "))
+    }
+
+    /// Calls `body` with the probability of each label for `text`: through the sparse path when
+    /// the model has one, else through the stages.
+    func withProbabilities<R>(text: String, _ body: (UnsafeBufferPointer<Double>) -> R) throws -> R {
+        let storage = self.storage
+        guard let input = storage.text else { throw notATextClassifier }
+        if let sparsePath = storage.sparsePath {
+            switch input {
+            case .wordCounts: return sparsePath.withProbabilities(text: text, tokenizer: TextInput.tokenizer, body)
+            case .features(_, let configuration):
+                return sparsePath.withProbabilities(counts: configuration.termFrequencies(for: text), body)
+            case .hashedFeatures: break
+            }
+        }
+        return try probabilities(input.value(for: text)).withUnsafeBufferPointer(body)
+    }
+
+    /// Calls `body` with the probability of each label for word counts.
+    func withProbabilities<R>(wordCounts: [String: Double], _ body: (UnsafeBufferPointer<Double>) -> R) throws -> R {
         switch try textInput() {
-        case .wordCounts, .features: return .stringDictionary(wordCounts)
+        case .wordCounts, .features:
+            if let sparsePath { return sparsePath.withProbabilities(counts: wordCounts, body) }
+            return try probabilities(.stringDictionary(wordCounts)).withUnsafeBufferPointer(body)
         case .hashedFeatures:
             throw CoreMLError(.invalidInput, "the model hashes its features: it takes int64 buckets, not words")
         }
@@ -189,14 +211,34 @@ extension CoreMLModel {
     }
 
     /// Indices of the `count` largest probabilities, largest first (the first of equals first).
-    func ranking(_ probabilities: [Double], _ count: Int) -> [Int] {
-        let order = probabilities.indices.sorted { probabilities[$0] > probabilities[$1] || (probabilities[$0] == probabilities[$1] && $0 < $1) }
-        return Array(order.prefix(max(0, count)))
+    func ranking(_ probabilities: UnsafeBufferPointer<Double>, _ count: Int) -> [Int] {
+        let kept = min(max(0, count), probabilities.count)
+        var best: [Int] = []
+        best.reserveCapacity(kept)
+        guard kept > 0 else { return best }
+        for index in probabilities.indices {
+            let value = probabilities[index]
+            if best.count == kept {
+                guard value > probabilities[best[kept - 1]] else { continue }
+                best.removeLast()
+            }
+            var position = best.count
+            while position > 0 && value > probabilities[best[position - 1]] { position -= 1 }
+            best.insert(index, at: position)
+        }
+        return best
     }
 
-    private func ranked(_ probabilities: [Double], _ count: Int) -> [(label: String, probability: Double)] {
+    private func ranked(_ probabilities: UnsafeBufferPointer<Double>, _ count: Int) -> [(label: String, probability: Double)] {
         let labels = labelNames
         return ranking(probabilities, count).map { (labels[$0], probabilities[$0]) }
+    }
+
+    private func hypotheses(_ probabilities: UnsafeBufferPointer<Double>, _ count: Int) -> [String: Double] {
+        let labels = labelNames
+        var result: [String: Double] = [:]
+        for index in ranking(probabilities, count) { result[labels[index]] = probabilities[index] }
+        return result
     }
 }
 

@@ -19,13 +19,36 @@ import MLKit
 /// try model.prediction(from: ["input": .stringDictionary(["love": 1, "rainbows": 1])])
 /// ```
 public struct CoreMLModel: Sendable {
+    /// The model's parts, behind one immutable reference: copying a model (into a closure, a
+    /// task, another thread) costs one retain, whatever its size.
+    final class Storage: Sendable {
+        let info: CoreMLModelInfo
+        let plan: Plan
+        let classifier: (stage: GLMClassifierStage, step: Int)?
+        let text: TextInput?
+        let sparsePath: SparseTextPath?
+
+        init(info: CoreMLModelInfo, plan: Plan, classifier: (stage: GLMClassifierStage, step: Int)?, text: TextInput?,
+             sparsePath: SparseTextPath?) {
+            self.info = info
+            self.plan = plan
+            self.classifier = classifier
+            self.text = text
+            self.sparsePath = sparsePath
+        }
+    }
+
+    let storage: Storage
+
     /// What the file says about the model: types, metadata, stages, labels.
-    public let info: CoreMLModelInfo
-    let plan: Plan
+    public var info: CoreMLModelInfo { storage.info }
+    var plan: Plan { storage.plan }
     /// The classifier stage that gives the predicted label, and its step in the plan.
-    let classifier: (stage: GLMClassifierStage, step: Int)?
+    var classifier: (stage: GLMClassifierStage, step: Int)? { storage.classifier }
     /// How a text becomes the input, when the model serves as a text classifier.
-    let text: TextInput?
+    var text: TextInput? { storage.text }
+    /// The classifier's stages evaluated without intermediate values, when they allow it.
+    var sparsePath: SparseTextPath? { storage.sparsePath }
 
     /// Loads a model file: a `.mlmodel` (protobuf), or a model archive (a zip).
     /// - Parameters:
@@ -92,11 +115,11 @@ public struct CoreMLModel: Sendable {
 
     /// Compiles a specification.
     init(_ specification: SpecModel, fileLength: Int) throws {
-        info = CoreMLModelInfo(specification)
+        let info = CoreMLModelInfo(specification)
         let compiled = try PlanCompiler.compile(specification, fileLength: fileLength)
-        plan = compiled.plan
-        classifier = compiled.classifier
-        text = TextInput(info: info, plan: plan, hasClassifier: classifier != nil)
+        storage = Storage(info: info, plan: compiled.plan, classifier: compiled.classifier,
+                          text: TextInput(info: info, plan: compiled.plan, hasClassifier: compiled.classifier != nil),
+                          sparsePath: compiled.classifier.flatMap { SparseTextPath(plan: compiled.plan, classifierStep: $0.step) })
     }
 
     private static func specification(of data: Data, decryptor: CoreMLArchiveDecryptor?) throws -> SpecModel {

@@ -6,7 +6,7 @@
 struct DictVectorizerStage: Sendable {
     /// Each key's position.
     enum Vocabulary: Sendable {
-        case strings([String: Int])
+        case strings(KeyTable)
         case integers([Int64: Int])
     }
 
@@ -23,7 +23,14 @@ struct DictVectorizerStage: Sendable {
             guard input.kind == .stringDictionary else {
                 throw context.invalid("stringToIndex", "its input is \(input.kind), but its keys are strings")
             }
-            stage = DictVectorizerStage(vocabulary: .strings(try positions(keys.vector, context)), dimension: keys.vector.count)
+            let table: KeyTable
+            do {
+                table = try KeyTable(keys.vector)
+            } catch {
+                throw context.invalid("vocabulary", "the key \"\(keys.vector[error.second])\" is listed twice (entries "
+                                      + "\(error.first) and \(error.second))")
+            }
+            stage = DictVectorizerStage(vocabulary: .strings(table), dimension: keys.vector.count)
         case .int64ToIndex(let keys):
             guard input.kind == .int64Dictionary else {
                 throw context.invalid("int64ToIndex", "its input is \(input.kind), but its keys are int64")
@@ -53,10 +60,10 @@ struct DictVectorizerStage: Sendable {
     func run(_ input: Value?) throws -> Value {
         var entries: [(index: Int, value: Double)] = []
         switch (vocabulary, try required(input)) {
-        case (.strings(let positions), .stringDictionary(let dictionary)):
+        case (.strings(let table), .stringDictionary(let dictionary)):
             entries.reserveCapacity(dictionary.count)
             for (key, value) in dictionary {
-                if let position = positions[key] { entries.append((position, value)) }
+                if let position = table.position(of: key) { entries.append((Int(position), value)) }
             }
         case (.integers(let positions), .int64Dictionary(let dictionary)):
             entries.reserveCapacity(dictionary.count)

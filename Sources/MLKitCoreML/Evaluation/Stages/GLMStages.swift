@@ -200,34 +200,48 @@ struct GLMClassifierStage: Sendable {
     /// The probability of each label, in the order of ``labels``.
     func probabilities(_ input: Value) throws -> [Double] {
         let z = try linear.scores(input)
+        var result = [Double](repeating: 0, count: labels.count)
+        z.withUnsafeBufferPointer { z in
+            result.withUnsafeMutableBufferPointer { probabilities(fromScores: z, into: $0) }
+        }
+        return result
+    }
+
+    /// Writes the probability of each label for the scores `z` (one per row) into `output`.
+    func probabilities(fromScores z: UnsafeBufferPointer<Double>, into output: UnsafeMutableBufferPointer<Double>) {
         let count = labels.count
         if count == 2 {
             // One row with either encoding: p(labels[1]) = σ(z) or Φ(z).
             let positive = probit ? normalDistribution(z[0]) : logistic(z[0])
-            return [1 - positive, positive]
+            output[0] = 1 - positive
+            output[1] = positive
+            return
         }
         switch encoding {
         case .referenceClass:
             // softmax([0, z₁ … z_{K−1}])
-            let largest = max(0, z.max()!)
-            var probabilities = [exp(-largest)] + z.map { exp($0 - largest) }
-            let total = probabilities.reduce(0, +)
-            for index in probabilities.indices { probabilities[index] /= total }
-            return probabilities
+            var largest = 0.0
+            for value in z { largest = max(largest, value) }
+            output[0] = exp(-largest)
+            for row in 0..<z.count { output[row + 1] = exp(z[row] - largest) }
         case .oneVsRest:
             // σ(z_k) / Σ_j σ(z_j), from log σ(z) = −log(1 + e^−z) so that very negative scores
             // keep their ratios instead of all becoming 0.
-            let logs = z.map { $0 >= 0 ? -log1p(exp(-$0)) : $0 - log1p(exp($0)) }
-            let largest = logs.max()!
-            var probabilities = logs.map { exp($0 - largest) }
-            let total = probabilities.reduce(0, +)
-            for index in probabilities.indices { probabilities[index] /= total }
-            return probabilities
+            var largest = -Double.infinity
+            for row in 0..<count {
+                let value = z[row]
+                output[row] = value >= 0 ? -log1p(exp(-value)) : value - log1p(exp(value))
+                largest = max(largest, output[row])
+            }
+            for row in 0..<count { output[row] = exp(output[row] - largest) }
         }
+        var total = 0.0
+        for index in 0..<count { total += output[index] }
+        for index in 0..<count { output[index] /= total }
     }
 
     /// The index of the most probable label (the first of equals).
-    static func argmax(_ probabilities: [Double]) -> Int {
+    static func argmax<C: RandomAccessCollection<Double>>(_ probabilities: C) -> Int where C.Index == Int {
         var best = 0
         for index in probabilities.indices where probabilities[index] > probabilities[best] { best = index }
         return best
