@@ -60,4 +60,22 @@ struct CoreMLToolsTests {
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").filter { $0.contains(": loaded,") }.count == models.count, "\(result.stdout)")
     }
+
+    @Test("Acceptance: coremltools' parse of the reference model, evaluated with numpy, gives the figures mlkit is held to",
+          .needsSeedArtifacts(Reference.model))
+    func referenceFigures() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job: [[String: Any]] = [[
+            "path": SeedArtifacts.path(Reference.model),
+            "inputs": [["i": 1.0, "love": 1.0, "rainbows": 1.0], ["i": 1.0, "am": 1.0, "sad": 1.0, "on": 1.0, "cloudy": 1.0, "days": 1.0]],
+            "expected": [[Reference.loveRainbows.label: Reference.loveRainbows.probability],
+                         [Reference.sadCloudy.label: Reference.sadCloudy.probability]],
+            "tolerance": 1e-12,
+        ]]
+        let url = folder.appendingPathComponent("job.json")
+        try JSONSerialization.data(withJSONObject: job).write(to: url)
+        let result = try ChildProcess.run(CoreMLTools.python, [CoreMLTools.script.path, url.path], deadline: 300)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    }
 }

@@ -2,7 +2,8 @@
 
 Usage: check_coreml.py JOB.json
 
-JOB.json is a list of {"path": ..., "inputs": [dictionary, ...], "expected": [{label: p}, ...]}.
+JOB.json is a list of {"path": ..., "inputs": [dictionary, ...], "expected": [{label: p}, ...],
+"tolerance": t (1e-9 when absent)}.
 For each model: coremltools parses it (coremltools.utils.load_spec) and wraps it
 (coremltools.models.MLModel); then this script evaluates the pipeline itself from the parsed
 specification, with numpy, for each input, and compares the probabilities with what mlkit
@@ -19,12 +20,22 @@ warnings.filterwarnings("ignore")
 import coremltools  # noqa: E402
 
 
+def stages(model):
+    """The leaf models of a pipeline, depth first."""
+    kind = model.WhichOneof("Type")
+    if kind in ("pipeline", "pipelineClassifier"):
+        pipeline = model.pipeline if kind == "pipeline" else model.pipelineClassifier.pipeline
+        return [leaf for stage in pipeline.models for leaf in stages(stage)]
+    return [model]
+
+
 def evaluate(spec, dictionary):
-    """The probabilities of an exported pipelineClassifier for one input dictionary."""
+    """The probabilities of a pipelineClassifier (an export, or the reference model) for one
+    input dictionary."""
     assert spec.WhichOneof("Type") == "pipelineClassifier", spec.WhichOneof("Type")
     assert spec.specificationVersion == 1
     x = None
-    for stage in spec.pipelineClassifier.pipeline.models:
+    for stage in stages(spec):
         kind = stage.WhichOneof("Type")
         if kind == "dictVectorizer":
             mapping = stage.dictVectorizer
@@ -80,7 +91,7 @@ def main():
             for label, value in expected.items():
                 largest = max(largest, abs(probabilities[label] - value))
         print("%s: loaded, %d inputs, largest difference %.3g" % (job["path"], len(job["inputs"]), largest))
-        if largest > 1e-9:
+        if largest > job.get("tolerance", 1e-9):
             print("mlkit and this evaluation disagree", file=sys.stderr)
             sys.exit(1)
 
