@@ -2,9 +2,10 @@
 // mlkit: text classification for Swift on Linux and Apple platforms.
 //
 // Module graph (docs/architecture.md explains it):
-//   CBLAS  (system library: OpenBLAS on Linux)      CICU (C, system ICU; only with the ICU trait)
-//      \                                           /
-//       MLKit  — the core: Foundation + the system libraries above, nothing else
+//   CBLAS (system library: OpenBLAS on Linux)   CZlib (system library: zlib, for CRC-32)
+//   CPlatform (C: AVX sparse kernels)      CICU (C, system ICU; only with the ICU trait)
+//                 \                             /
+//       MLKit  — the core: Foundation + the C targets above, nothing else
 //          |
 //       MLKitEncryption — encrypted model files and key providers (swift-crypto)
 //          |
@@ -67,6 +68,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: blasTargets + [
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(name: "CPlatform"),
         .target(
             name: "CICU",
             linkerSettings: [.linkedLibrary("icuuc")]
@@ -74,6 +81,8 @@ let package = Package(
         .target(
             name: "MLKit",
             dependencies: blasDependency + [
+                "CZlib",
+                "CPlatform",
                 .target(name: "CICU", condition: .when(traits: ["ICU"])),
             ],
             swiftSettings: strictSettings + [.define("MLKIT_ICU", .when(traits: ["ICU"]))],

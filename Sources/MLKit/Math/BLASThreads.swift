@@ -3,8 +3,9 @@ internal import CBLAS
 #endif
 
 /// The worker threads of the BLAS library, which mlkit does not need: its parallel work runs
-/// on threads of its own, and it calls BLAS from them.
-public enum BLASThreads {
+/// on threads of its own, and it calls BLAS from them. A process setting for the `mlkit`
+/// command, not API.
+package enum BLASThreads {
     /// Runs every later BLAS call on the thread that makes it, and stops the BLAS library's
     /// worker threads.
     ///
@@ -15,7 +16,7 @@ public enum BLASThreads {
     ///
     /// It changes a setting of the whole process, so call it once, when the process starts, and
     /// only if nothing else in the process uses BLAS threads. It does nothing with Accelerate.
-    public static func useCallingThreadOnly() {
+    package static func useCallingThreadOnly() {
         #if !canImport(Accelerate)
         mlkit_blas_use_calling_thread_only()
         #endif
