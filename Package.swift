@@ -126,6 +126,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The bundled sentiment model, which `swift build` copies into the resources folder
+            // beside the binary, where `predict` looks for it (ModelLocation.swift).
+            resources: [.copy("../../trained/sentiment.mlkit")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
