@@ -155,8 +155,13 @@ struct AutomaticSelectionTests {
     /// A result whose validation predictions are right on the `right` examples of 100 (wrapping
     /// around past the last), and wrong on the others.
     static func result(_ candidate: Candidate, right: Range<Int>, order: Int) -> CandidateResult {
+        result(candidate, isRight: (0..<100).map { right.contains($0) || right.contains($0 + 100) }, order: order)
+    }
+
+    /// A result right on the examples of 100 where `isRight` holds; the examples alternate
+    /// between two labels, the even ones labelled 0.
+    static func result(_ candidate: Candidate, isRight: [Bool], order: Int) -> CandidateResult {
         let actual = (0..<100).map { $0 % 2 }
-        let isRight = (0..<100).map { right.contains($0) || right.contains($0 + 100) }
         let ranked = actual.enumerated().map { row, label in isRight[row] ? [label, 1 - label] : [1 - label, label] }
         return CandidateResult(candidate: candidate, metrics: ClassificationMetrics(labels: ["a", "b"], actual: actual, ranked: ranked),
                                correct: isRight, seconds: 0, calibration: nil, order: order)
@@ -223,6 +228,16 @@ struct AutomaticSelectionTests {
         #expect(TrainingPlan.reason(better, planned: 2, chosen: TrainingPlan.choose(better, planned: 2))
             .hasPrefix("the features seen at least 2 times only scored better on validation than the full vocabulary, "
                        + "which was the first in order of preference within one standard error"))
+        // The same accuracy as the best, right on other examples: first in order, no gap to give.
+        // The first candidate's 18 errors are all on one label's examples, which gives it a
+        // lower macro-F1 than the second's, spread over both: the second is the best.
+        let oneSided = (0..<100).map { $0 >= 36 || $0 % 2 == 0 }
+        let tied = [Self.result(svm, isRight: oneSided, order: 0), Self.result(candidates[1], right: 18..<100, order: 1)]
+        #expect(tied[0].metrics.accuracy == tied[1].metrics.accuracy && tied[0].metrics.macroF1 < tied[1].metrics.macroF1)
+        #expect(TrainingPlan.choose(tied, planned: 2).candidate == svm)
+        #expect(TrainingPlan.reason(tied, planned: 2, chosen: tied[0])
+                == "the first in order of preference with the best validation accuracy of 2 candidates on 100 held-out "
+                + "examples")
         let equal = planned + [Self.result(variant, right: 20..<100, order: 2)]
         #expect(TrainingPlan.choose(equal, planned: 2).candidate == svm)
         #expect(TrainingPlan.reason(equal, planned: 2, chosen: equal[0])

@@ -14,7 +14,7 @@ enum SparseKernels {
     /// bit-identical results (each lane multiplies, then adds, in the same order; AVX has no fused
     /// multiply-add) in half the vector instructions. Below 8 classes there is no 256-bit vector
     /// to fill, and the portable kernels run. They meet the performance budget
-    /// (`docs/architecture.md`); `docs/benchmarks.md` gives their gain.
+    /// (`docs/architecture.md`, which gives their gain).
     ///
     /// `MLKIT_SPARSE_KERNELS=portable` in the environment keeps the portable kernels, to measure
     /// one against the other in the same binary.

@@ -412,8 +412,11 @@ struct TrainingPlan {
         let picked = choose(Array(results.prefix(planned)), planned: planned)
         let scope = "of \(min(planned, results.count)) candidates on \(chosen.metrics.count) held-out examples"
         var rule = "the best validation accuracy " + scope
-        if picked.order != best.order {
-            let (gap, standardError) = Self.gap(from: best, to: picked)
+        let (gap, standardError) = Self.gap(from: best, to: picked)
+        if picked.order != best.order && gap == 0 {
+            // The same accuracy; the best scored a higher macro-F1.
+            rule = "the first in order of preference with the best validation accuracy " + scope
+        } else if picked.order != best.order {
             rule = "the first in order of preference within one standard error of the best validation accuracy " + scope
                 + String(format: " (%.4f below it, standard error %.4f, paired example by example)", gap, standardError)
         }
