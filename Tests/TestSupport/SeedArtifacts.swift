@@ -49,7 +49,7 @@ extension Trait where Self == ConditionTrait {
     /// beside the checkout, and otherwise skips it, saying which file is missing.
     public static func needsSeedArtifacts(_ names: String...) -> Self {
         let missing = names.filter { !SeedArtifacts.has([$0]) }
-        let reason = "skipped: needs the reference file\(missing.count == 1 ? "" : "s") "
+        let reason = "needs the reference file\(missing.count == 1 ? "" : "s") "
             + missing.map { "../shared/seed-artifacts/\($0)" }.joined(separator: ", ") + ", which is not beside the checkout"
         return .enabled(if: missing.isEmpty, Comment(rawValue: reason))
     }
