@@ -2,9 +2,10 @@
 // mlkit: text classification for Swift on Linux and Apple platforms.
 //
 // Module graph (docs/architecture.md explains it):
-//   CBLAS  (system library: OpenBLAS on Linux)      CICU (C, system ICU; only with the ICU trait)
-//      \                                           /
-//       MLKit  — the core: Foundation + the system libraries above, nothing else
+//   CBLAS (system library: OpenBLAS on Linux)   CSystemZlib (system library: zlib, for CRC-32)
+//   CPlatform (C: AVX sparse kernels)      CICU (C, system ICU; only with the ICU trait)
+//                 \                             /
+//       MLKit  — the core: Foundation + the C targets above, nothing else
 //          |
 //       MLKitEncryption — encrypted model files and key providers (swift-crypto)
 //          |      MLKitCoreML — Core ML models, archives and export (MLKit, swift-protobuf, ZIPFoundation)
@@ -74,6 +75,12 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: blasTargets + [
+        .systemLibrary(
+            name: "CSystemZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(name: "CPlatform"),
         .target(
             name: "CICU",
             linkerSettings: [.linkedLibrary("icuuc")]
@@ -81,6 +88,8 @@ let package = Package(
         .target(
             name: "MLKit",
             dependencies: blasDependency + [
+                "CSystemZlib",
+                "CPlatform",
                 .target(name: "CICU", condition: .when(traits: ["ICU"])),
             ],
             swiftSettings: strictSettings + [.define("MLKIT_ICU", .when(traits: ["ICU"]))],
@@ -139,6 +148,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The bundled sentiment model, which `swift build` copies into the resources folder
+            // beside the binary, where `predict` looks for it (ModelLocation.swift).
+            resources: [.copy("../../trained/sentiment.mlkit")],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -33,7 +33,7 @@ enum ExitStatus {
         case .decryptionFailed, .unsupportedEncryption, .invalidKeyFile, .notEncrypted, .alreadyEncrypted: return badData
         case .fileNotFound: return missingFile
         case .keyFileExists: return cannotCreate
-        case .io: return internalError
+        default: return internalError
         }
     }
 }

@@ -51,6 +51,11 @@ struct InfoCommand: ParsableCommand {
             let settings = summary.settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             lines.append("algorithm           \(summary.algorithm.rawValue) (\(settings))")
             lines.append("trained             \(summary.examples) examples, \(String(format: "%.2f", summary.seconds)) s")
+            lines.append("chosen because      \(summary.reason)")
+            if let candidates = summary.candidates {
+                lines += ["candidates          tried on the validation data; * marks the one chosen"]
+                    + candidateTable(candidates)
+            }
         }
         let indexing: String
         switch configuration.indexing {
