@@ -7,7 +7,7 @@
 #   Benchmarks/server/replicas.sh [path/to/mlkit]   (default: .build/release/mlkit)
 #
 # Needs wrk, nginx, curl and PostgreSQL's server binaries (Debian: wrk nginx curl postgresql).
-# PostgreSQL runs in a cluster of its own in a temporary folder (scripts/postgres-cluster.sh,
+# PostgreSQL runs in a cluster of its own in a temporary folder (postgres-cluster.sh beside this,
 # durable: fsync on), nginx with deploy/nginx/mlkit.conf. Environment: DURATION (seconds per
 # wrk run, default 10), CONNECTIONS (default 32), ROUNDS (interleaved rounds, default 2).
 set -euo pipefail
@@ -29,15 +29,15 @@ cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
-    bash scripts/postgres-cluster.sh remove "$WORK/pg" >/dev/null 2>&1 || true
+    bash Benchmarks/server/postgres-cluster.sh remove "$WORK/pg" >/dev/null 2>&1 || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-PGPORT=$(bash scripts/postgres-cluster.sh start "$WORK/pg" --durable)
-bash scripts/postgres-cluster.sh createdb "$WORK/pg" bench
+PGPORT=$(bash Benchmarks/server/postgres-cluster.sh start "$WORK/pg" --durable)
+bash Benchmarks/server/postgres-cluster.sh createdb "$WORK/pg" bench
 DB="postgres://mlkit@127.0.0.1:$PGPORT/bench?sslmode=disable"
 
 # start NAME PORT [--database URL]: a server in the background; prints nothing.

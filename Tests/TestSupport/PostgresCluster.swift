@@ -2,7 +2,7 @@ public import Foundation
 public import Testing
 
 /// A PostgreSQL cluster of the tests' own, in a temporary folder, on a free port of 127.0.0.1
-/// (`scripts/postgres-cluster.sh`): never a system-wide one.
+/// (`Benchmarks/server/postgres-cluster.sh`): never a system-wide one.
 ///
 /// The tests share one cluster (``shared()``), started at first use; each test makes a
 /// database of its own in it (``createDatabase(_:)``). A test that stops the database makes a
@@ -14,8 +14,8 @@ public final class PostgresCluster: Sendable {
     /// The port it listens on, on 127.0.0.1.
     public let port: Int
 
-    /// `scripts/postgres-cluster.sh`.
-    public static let script = ChildProcess.repositoryRoot.appendingPathComponent("scripts/postgres-cluster.sh")
+    /// `Benchmarks/server/postgres-cluster.sh`.
+    public static let script = ChildProcess.repositoryRoot.appendingPathComponent("Benchmarks/server/postgres-cluster.sh")
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var sharedCluster: Result<PostgresCluster, ServerProcessError>?
