@@ -133,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MLKitTests",
-            dependencies: ["MLKit"],
+            dependencies: ["MLKit", "TestSupport"],
             exclude: ["Fixtures"],  // golden model files, read by path
             swiftSettings: strictSettings
         ),

@@ -10,6 +10,10 @@ public enum TokenUnit: String, Sendable, Hashable, Codable, CaseIterable {
     case paragraph
     /// The whole text, trimmed.
     case document
+    /// Single characters: every character but whitespace, each with the combining marks that
+    /// follow it, punctuation included. The tokens of a character-level word tagger, such as
+    /// a Chinese word segmenter.
+    case character
 }
 
 /// How word boundaries are found.
@@ -36,9 +40,10 @@ public struct Token: Sendable, Hashable {
         case ideographic
         /// A sentence, paragraph or document.
         case segment
-        /// A run of punctuation marks and symbols between words (`!!!`, `:)`, `("`). The
+        /// A run of punctuation marks and symbols between words (`!!!`, `:)`, `("`). The word
         /// tokenizer never returns one; the featurizer counts them as tokens when
-        /// ``FeaturizerConfiguration/punctuation`` is on.
+        /// ``FeaturizerConfiguration/punctuation`` is on. The ``TokenUnit/character`` unit
+        /// returns each punctuation character or symbol as one.
         case punctuation
     }
 
@@ -131,7 +136,15 @@ public struct Tokenizer: Sendable, Hashable, Codable {
             while let token = scanner.next() { try body(token) }
         case .sentence, .paragraph, .document:
             try Self.enumerateSegments(in: bytes, unit: unit, body)
+        case .character:
+            try Self.enumerateCharacters(in: bytes, body)
         }
+    }
+
+    @usableFromInline
+    static func enumerateCharacters(in bytes: UnsafeBufferPointer<UInt8>, _ body: (Token) throws -> Void) rethrows {
+        var scanner = CharacterScanner(bytes)
+        while let token = scanner.next() { try body(token) }
     }
 
     @usableFromInline
@@ -157,15 +170,18 @@ public struct Tokenizer: Sendable, Hashable, Codable {
 
     /// The normalized text of each token of `text`.
     /// - Parameter text: The text.
-    /// - Returns: Each token, normalized as ``normalization`` says (word units only; sentences,
-    ///   paragraphs and documents are returned as they stand in the text).
+    /// - Returns: Each token, normalized as ``normalization`` says (words and characters;
+    ///   sentences, paragraphs and documents are returned as they stand in the text).
     public func tokens(for text: String) -> [String] {
         var result: [String] = []
         Self.withUTF8(text) { bytes in
             var scratch: [UInt8] = []
             enumerateTokens(inUTF8: bytes) { token in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
-                guard unit == .word else { result.append(String(decoding: slice, as: UTF8.self)); return }
+                guard unit == .word || unit == .character else {
+                    result.append(String(decoding: slice, as: UTF8.self))
+                    return
+                }
                 scratch.removeAll(keepingCapacity: true)
                 normalization.forEachNormalizedByte(of: slice) { scratch.append($0) }
                 result.append(String(decoding: scratch, as: UTF8.self))

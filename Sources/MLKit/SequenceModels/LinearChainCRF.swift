@@ -1,0 +1,212 @@
+/// A first-order linear-chain conditional random field (Lafferty, McCallum and Pereira, 2001)
+/// trained by maximum likelihood with L2 regularization, as CRFsuite's `lbfgs` trainer does.
+///
+/// It minimizes, over the weights θ of a ``LinearChainModel`` (pairs, transitions, start, end),
+///
+///     f(θ) = Σₛ (log Z(xₛ) − score(xₛ, yₛ)) + c₂ ‖θ‖²
+///
+/// with ``LBFGS``. The gradient is the expected count of each feature under the model, from
+/// ``ForwardBackward``'s marginals, minus its count in the gold labels, plus 2c₂θ. The
+/// sentences are split into one contiguous chunk per thread, and the chunks' sums are added in
+/// chunk order, so the result depends only on the data, the settings and the thread count.
+struct LinearChainCRF {
+    /// c₂, the weight of the squared L2 norm (CRFsuite's `c2`, default 1).
+    var regularization = 1.0
+    /// The most L-BFGS iterations.
+    var maxIterations = 100
+    /// Stop when the objective fell by less than this fraction over the last 10 iterations.
+    var tolerance = 1e-4
+    /// Worker threads (0: all cores).
+    var threads = 0
+
+    /// A trained model and the optimizer's account of the run.
+    struct Fit {
+        let model: LinearChainModel
+        let optimization: LBFGS.Result
+    }
+
+    /// Trains a model.
+    /// - Parameters:
+    ///   - problem: The training sentences.
+    ///   - features: The (attribute, label) pairs with a weight.
+    ///   - initial: Weights to start from, with the same features and labels; zero when `nil`.
+    ///   - afterIteration: Called after each L-BFGS iteration with its number, the objective and
+    ///     the model at that point; returns `false` to stop.
+    func train(_ problem: TaggingProblem, features: StateFeatures, initial: LinearChainModel? = nil,
+               afterIteration: ((Int, Double, () -> LinearChainModel) -> Bool)? = nil) -> Fit {
+        let objective = Objective(problem, features: features, regularization: regularization, threads: threads)
+        let layout = objective.layout
+        var theta = initial.map { layout.flatten($0) } ?? [Double](repeating: 0, count: layout.count)
+        let optimizer = LBFGS(maxIterations: maxIterations, tolerance: tolerance)
+        let result = optimizer.minimize(&theta, objective: objective.evaluate) { iteration, value, theta in
+            afterIteration?(iteration, value, { layout.model(from: theta, features: features) }) ?? true
+        }
+        return Fit(model: theta.withUnsafeBufferPointer { layout.model(from: $0, features: features) }, optimization: result)
+    }
+
+    /// The function L-BFGS minimizes, f(θ), and its gradient.
+    struct Objective {
+        let problem: TaggingProblem
+        let features: StateFeatures
+        let layout: Layout
+        let regularization: Double
+        /// Each feature's count in the gold labels.
+        let empirical: [Double]
+        let threads: Int
+        /// The sentences of each worker.
+        let chunks: [Range<Int>]
+        let workspaces: [ChunkWorkspace]
+
+        init(_ problem: TaggingProblem, features: StateFeatures, regularization: Double, threads: Int) {
+            self.problem = problem
+            self.features = features
+            layout = Layout(pairs: features.pairCount, labels: problem.labelCount)
+            self.regularization = regularization
+            empirical = LinearChainCRF.empiricalCounts(problem, features, layout)
+            self.threads = threads == 0 ? Parallel.defaultThreadCount : threads
+            chunks = Parallel.chunks(of: problem.sentenceCount, threads: self.threads)
+            let (count, labels) = (layout.count, layout.labels)
+            workspaces = chunks.map { _ in ChunkWorkspace(count: count, labels: labels) }
+        }
+
+        /// Writes the gradient at `theta` and returns the value there.
+        func evaluate(_ theta: UnsafeBufferPointer<Double>, _ gradient: UnsafeMutableBufferPointer<Double>) -> Double {
+            let model = layout.model(from: theta, features: features)
+            let (problem, chunks, workspaces, layout) = (self.problem, self.chunks, self.workspaces, self.layout)
+            let logPartition = Parallel.map(chunks.count, threads: threads) { parts in
+                parts.reduce(0.0) { total, part in
+                    total + workspaces[part].expectedCounts(problem, sentences: chunks[part], model: model, layout: layout)
+                }
+            }.reduce(0, +)
+            // The gradient: the expected counts of every chunk, in chunk order, minus the gold
+            // counts, plus the regularizer's.
+            let shares = workspaces.map { UnsafePointer($0.gradient.base) }
+            let g = gradient.baseAddress!, x = theta.baseAddress!
+            let n = layout.count
+            g.update(from: shares[0], count: n)
+            for share in shares.dropFirst() {
+                for index in 0..<n { g[index] += share[index] }
+            }
+            var value = logPartition
+            empirical.withUnsafeBufferPointer { empirical in
+                let e = empirical.baseAddress!
+                for index in 0..<n {
+                    let weight = x[index]
+                    value += (regularization * weight - e[index]) * weight
+                    g[index] += 2 * regularization * weight - e[index]
+                }
+            }
+            return value
+        }
+    }
+
+    /// Where each kind of weight sits in the flat vector that L-BFGS sees: the pairs, then
+    /// `L × L` transitions, then `L` start and `L` end weights.
+    struct Layout: Sendable {
+        let pairs: Int
+        let labels: Int
+        var transitions: Int { pairs }
+        var start: Int { pairs + labels * labels }
+        var end: Int { start + labels }
+        var count: Int { end + labels }
+
+        func flatten(_ model: LinearChainModel) -> [Double] {
+            model.pairWeights.map(Double.init) + model.transitions.map(Double.init)
+                + model.start.map(Double.init) + model.end.map(Double.init)
+        }
+
+        /// The model whose weights are `theta`, in this layout.
+        func model<Value: BinaryFloatingPoint>(from theta: UnsafeBufferPointer<Value>, features: StateFeatures) -> LinearChainModel {
+            LinearChainModel(labelCount: labels, features: features,
+                             pairWeights: theta[0..<pairs].map { Float($0) },
+                             transitions: theta[transitions..<start].map { Float($0) },
+                             start: theta[start..<end].map { Float($0) }, end: theta[end..<count].map { Float($0) })
+        }
+    }
+
+    /// Each feature's count in the gold labels.
+    static func empiricalCounts(_ problem: TaggingProblem, _ features: StateFeatures, _ layout: Layout) -> [Double] {
+        var counts = [Double](repeating: 0, count: layout.count)
+        let labels = layout.labels
+        for sentence in 0..<problem.sentenceCount {
+            let first = problem.sentenceStarts[sentence], end = problem.sentenceStarts[sentence + 1]
+            guard first < end else { continue }
+            counts[layout.start + Int(problem.gold[first])] += 1
+            counts[layout.end + Int(problem.gold[end - 1])] += 1
+            for token in first..<end {
+                let label = problem.gold[token]
+                if token > first { counts[layout.transitions + Int(problem.gold[token - 1]) * labels + Int(label)] += 1 }
+                for position in problem.tokenStarts[token]..<problem.tokenStarts[token + 1] {
+                    if let pair = features.pair(Int(problem.attributes[position]), label) { counts[pair] += 1 }
+                }
+            }
+        }
+        return counts
+    }
+
+    /// What one worker keeps from one evaluation to the next: its share of the gradient and its
+    /// buffers. Each is used by one worker at a time.
+    final class ChunkWorkspace: @unchecked Sendable {
+        let gradient: SharedBuffer<Double>
+        private var forwardBackward = ForwardBackward()
+        private var scores: [Float] = []
+        private var pairSums: [Float]
+
+        init(count: Int, labels: Int) {
+            gradient = SharedBuffer(count: count, repeating: 0)
+            pairSums = [Float](repeating: 0, count: labels * labels)
+        }
+
+        /// Fills ``gradient`` with the expected counts of every feature over `sentences`, and
+        /// returns the sum of their `log Z`.
+        func expectedCounts(_ problem: TaggingProblem, sentences: Range<Int>, model: LinearChainModel,
+                            layout: Layout) -> Double {
+            gradient.fill(0)
+            let labels = layout.labels
+            let g = gradient.base
+            var logPartition = 0.0
+            model.withViews { views in
+                let potentials = ForwardBackward.Potentials(views)
+                problem.attributes.withUnsafeBufferPointer { attributes in
+                    problem.tokenStarts.withUnsafeBufferPointer { tokenStarts in
+                        for sentence in sentences {
+                            let first = problem.sentenceStarts[sentence], length = problem.sentenceStarts[sentence + 1] - first
+                            guard length > 0 else { continue }
+                            if scores.count < length * labels { scores = [Float](repeating: 0, count: length * labels) }
+                            scores.withUnsafeMutableBufferPointer { scores in
+                                pairSums.withUnsafeMutableBufferPointer { pairSums in
+                                    let marginals = scores.baseAddress!
+                                    views.stateScores(tokens: length, into: marginals) { t in
+                                        let token = first + t
+                                        return UnsafeBufferPointer(rebasing: attributes[tokenStarts[token]..<tokenStarts[token + 1]])
+                                    }
+                                    pairSums.update(repeating: 0)
+                                    logPartition += forwardBackward.run(scores: marginals, length: length, potentials: potentials,
+                                                                        pairSums: pairSums.baseAddress!)
+                                    for t in 0..<length {
+                                        let row = marginals + t * labels
+                                        let token = first + t
+                                        for position in tokenStarts[token]..<tokenStarts[token + 1] {
+                                            let a = Int(attributes[position])
+                                            for pair in Int(views.rowStarts[a])..<Int(views.rowStarts[a + 1]) {
+                                                g[pair] += Double(row[Int(views.pairLabels[pair])])
+                                            }
+                                        }
+                                    }
+                                    for j in 0..<labels {
+                                        g[layout.start + j] += Double(marginals[j])
+                                        g[layout.end + j] += Double(marginals[(length - 1) * labels + j])
+                                    }
+                                    for index in 0..<(labels * labels) {
+                                        g[layout.transitions + index] += Double(pairSums[index] * potentials.transitions[index])
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            return logPartition
+        }
+    }
+}
