@@ -6,7 +6,11 @@ import MLKit
 struct EvaluateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evaluate",
-        abstract: "Measure a model on labelled data: accuracy, per-class metrics, confusion matrix."
+        abstract: "Measure a model on labelled data: accuracy, per-class metrics, confusion matrix.",
+        discussion: """
+            A word tagger is measured on tagged sentences ({"tokens": [...], "labels": [...]} rows or \
+            word/TAG text): token accuracy, entity or word F1, per-label metrics, confusion matrix.
+            """
     )
 
     @Argument(help: "The model file.")
@@ -21,16 +25,23 @@ struct EvaluateCommand: ParsableCommand {
     @Option(help: "The field or column holding the text.")
     var textColumn: String = "text"
 
-    @Option(help: "The field or column holding the label.")
-    var labelColumn: String = "label"
+    @Option(help: "The field or column holding the label (a tagger's: the labels; default label, or labels).")
+    var labelColumn: String?
+
+    @Option(help: "A tagger's field holding the tokens.")
+    var tokenColumn: String = "tokens"
 
     @Flag(help: "Print the metrics as JSON.")
     var json = false
 
     func run() throws {
         try reportingFailures {
-            let classifier = try loadClassifier(at: URL(fileURLWithPath: model), keyPath: key)
-            let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
+            let classifier: TextClassifier
+            switch try loadAnyModel(at: URL(fileURLWithPath: model), keyPath: key) {
+            case .textClassifier(let loaded): classifier = loaded
+            case .wordTagger(let tagger): return try evaluate(tagger)
+            }
+            let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn ?? "label")
                 .read(contentsOf: URL(fileURLWithPath: data))
             guard !dataset.examples.isEmpty else {
                 throw MLKitError(.invalidDataset, "the dataset is empty", at: .init(file: data))

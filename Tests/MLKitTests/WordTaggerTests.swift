@@ -241,3 +241,128 @@ struct ChapterLabelsTests {
         #expect(tags.allSatisfy { tagger.labels.contains($0.label) })
     }
 }
+
+@Suite("Word tagger: a trained segmenter as a tokenizer")
+struct SegmenterTokenizerTests {
+    @Test("Tokenizer(segmenter:) finds words, skips punctuation, and keeps text apart at spaces and lines")
+    func words() throws {
+        let segmenter = try WordTagger(trainingData: try TaggerFixtures.segmentation(), parameters: .init(algorithm: .crf))
+        #expect(segmenter.isSegmenter)
+        let tokenizer = try Tokenizer(segmenter: segmenter)
+        #expect(tokenizer.segmentation == .model)
+        try tokenizer.validate()
+        #expect(tokenizer.tokens(for: "我们明天去北京学习。") == ["我们", "明天", "去", "北京", "学习"])
+        // A space splits what the segmenter would join (我们), and each line is tagged apart.
+        let text = "我 们在上海开会。\n老师喜欢喝咖啡。"
+        let words = tokenizer.tokenRanges(for: text).map { String(text[$0]) }
+        #expect(words == ["我", "们", "在", "上海", "开会", "老师", "喜欢", "喝", "咖啡"])
+        #expect(tokenizer == tokenizer)
+        #expect(try Tokenizer(segmenter: segmenter) != tokenizer)
+    }
+
+    @Test("A tagger that is not a segmenter is refused, and a decoded 'model' tokenizer has no segmenter")
+    func refusals() throws {
+        let tagger = try WordTagger(trainingData: try TaggerFixtures.headlines(), parameters: .init(algorithm: .perceptron))
+        #expect(!tagger.isSegmenter)
+        #expect(mlkitError { try Tokenizer(segmenter: tagger) }?.location?.field == "segmenter")
+        let segmenter = try WordTagger(trainingData: try TaggerFixtures.segmentation(), parameters: .init(algorithm: .perceptron))
+        let encoded = try JSONEncoder().encode(try Tokenizer(segmenter: segmenter))
+        #expect(String(decoding: encoded, as: UTF8.self).contains("\"segmentation\":\"model\""))
+        let decoded = try JSONDecoder().decode(Tokenizer.self, from: encoded)
+        #expect(decoded.segmenter == nil)
+        #expect(mlkitError { try decoded.validate() }?.code == .unavailable)
+    }
+}
+
+@Suite("Word tagger: model files")
+struct TaggerModelFileTests {
+    static func trained() throws -> WordTagger {
+        try WordTagger(trainingData: try TaggerFixtures.headlines(), parameters: .init(algorithm: .crf, threads: 2))
+    }
+
+    @Test("A written tagger reads back with the same weights, labels, tokenizer and metadata")
+    func roundTrip() throws {
+        let tagger = try Self.trained()
+        let metadata = ModelMetadata(author: "tests", version: "7", additional: ["k": "v"])
+        let data = tagger.modelFileData(metadata: metadata)
+        #expect(data.prefix(8) == Data("MLKITMOD".utf8))
+        #expect(data[8] == 4)
+        let loaded = try WordTagger(modelFileData: data, source: "t.mlkit")
+        #expect(loaded.formatVersion == 4)
+        #expect(loaded.labels == tagger.labels)
+        #expect(loaded.metadata == metadata)
+        #expect(loaded.tokenizer == tagger.tokenizer)
+        // Dates are stored to the second.
+        var summary = try #require(tagger.trainingSummary)
+        summary.date = try #require(loaded.trainingSummary?.date)
+        #expect(loaded.trainingSummary == summary)
+        #expect(abs(tagger.trainingSummary!.date.timeIntervalSince(summary.date)) < 1)
+        #expect(loaded.validationMetrics == tagger.validationMetrics)
+        #expect(loaded.storage.model.pairWeights == tagger.storage.model.pairWeights)
+        #expect(loaded.storage.model.features == tagger.storage.model.features)
+        #expect(loaded.predictedLabels(for: ["Apple", "ships", "macOS"]) == tagger.predictedLabels(for: ["Apple", "ships", "macOS"]))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-tagger-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("t.mlkit")
+        try tagger.write(to: url)
+        #expect(try WordTagger(contentsOf: url).labels == tagger.labels)
+        guard case .wordTagger(let any) = try AnyModel(contentsOf: url) else { Issue.record("not a tagger"); return }
+        #expect(any.labels == tagger.labels)
+    }
+
+    @Test("The golden tagger file of format version 4 keeps loading and tagging")
+    func golden() throws {
+        let tagger = try WordTagger(contentsOf: TaggerFixtures.golden)
+        #expect(tagger.formatVersion == 4)
+        #expect(tagger.metadata.author == "mlkit tests")
+        #expect(tagger.metadata.version == "golden-4")
+        #expect(tagger.labels == ["COMPANY", "EVENT", "NONE", "OS", "PRODUCT"])
+        #expect(tagger.tags(for: TaggerFixtures.newSentence).map(\.label) == TaggerFixtures.newSentenceLabels)
+        #expect(try TaggerFixtures.headlines().allSatisfy { tagger.predictedLabels(for: $0.tokens) == $0.labels })
+        let any = try AnyModel(contentsOf: TaggerFixtures.golden)
+        #expect(any.kindName == "word tagger")
+        #expect(any.algorithm == "crf")
+    }
+
+    @Test("A file of the other kind is refused by each loader, naming the kind")
+    func wrongKind() throws {
+        let tagger = try Data(contentsOf: TaggerFixtures.golden)
+        let classifier = try Data(contentsOf: Reference.models.appendingPathComponent("v3-headlines-svm.mlkit"))
+        let asClassifier = mlkitError { try TextClassifier(modelFileData: tagger, source: "tagger.mlkit") }
+        #expect(asClassifier?.code == .wrongType)
+        #expect(asClassifier?.description.hasPrefix(#"tagger.mlkit: field "kind": this is a word tagger's model file"#) == true)
+        let asTagger = mlkitError { try WordTagger(modelFileData: classifier, source: "classifier.mlkit") }
+        #expect(asTagger?.code == .wrongType)
+        #expect(asTagger?.description.hasPrefix(#"classifier.mlkit: field "kind": this is a text classifier's model file"#) == true)
+        guard case .textClassifier = try AnyModel(modelFileData: classifier) else { Issue.record("not a classifier"); return }
+    }
+
+    @Test("Truncated, flipped and inconsistent tagger files give clear errors")
+    func damaged() throws {
+        let golden = try Data(contentsOf: TaggerFixtures.golden)
+        for length in [0, 8, 40, golden.count / 2, golden.count - 1] {
+            let error = mlkitError { try WordTagger(modelFileData: golden.prefix(length), source: "t.mlkit") }
+            #expect(error?.code == .malformedData, "cut at \(length)")
+        }
+        for offset in stride(from: 12, to: golden.count - 16, by: 251) {
+            var data = golden
+            data[offset] ^= 0x20
+            #expect(mlkitError { try WordTagger(modelFileData: data, source: "t.mlkit") }?.description
+                .hasPrefix("t.mlkit: checksum mismatch") == true, "byte \(offset)")
+        }
+        // A change that keeps the checksum valid: the header's pair count.
+        let pairs = try #require(golden.range(of: Data(#""pairs":"#.utf8)))
+        var data = golden
+        let offset = pairs.upperBound
+        data[offset] = data[offset] == UInt8(ascii: "9") ? UInt8(ascii: "8") : data[offset] + 1
+        let error = mlkitError { try WordTagger(modelFileData: DamagedModelFileTests.resealed(data), source: "t.mlkit") }
+        #expect(error?.code == .malformedData)
+        #expect(error?.description.hasPrefix("t.mlkit: inconsistent model:") == true)
+        // A tagger marked as format version 3, which had no taggers.
+        var older = golden
+        older[8] = 3
+        #expect(mlkitError { try WordTagger(modelFileData: DamagedModelFileTests.resealed(older), source: "t.mlkit") }?.description
+                == "t.mlkit: inconsistent model: a word tagger in a format version 3 file (taggers start at version 4)")
+    }
+}

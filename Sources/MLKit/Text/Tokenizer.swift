@@ -24,6 +24,10 @@ public enum WordSegmentation: String, Sendable, Hashable, Codable, CaseIterable 
     /// ICU's dictionary-based word break iterator, which finds words in Chinese, Japanese,
     /// Thai and other scripts without spaces. Needs the `ICU` package trait (on by default).
     case icu
+    /// A trained word segmenter: a ``WordTagger`` whose labels are B, M, E and S
+    /// (``Tokenizer/init(segmenter:normalization:)``). The segmenter lives in memory only: a
+    /// tokenizer read from a model file never has one.
+    case model
 }
 
 /// One token: where it is in the text, and what kind of token it is.
@@ -81,6 +85,12 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     public var locale: String?
     /// How token text is normalized by ``tokens(for:)`` and by the featurizer.
     public var normalization: TextNormalization
+    /// The trained segmenter of ``WordSegmentation/model``, compared by identity; never encoded.
+    @usableFromInline var trainedSegmenter: SegmenterReference?
+
+    private enum CodingKeys: String, CodingKey {
+        case unit, segmentation, locale, normalization
+    }
 
     /// Creates a tokenizer.
     /// - Parameters:
@@ -94,7 +104,26 @@ public struct Tokenizer: Sendable, Hashable, Codable {
         self.segmentation = segmentation
         self.locale = locale
         self.normalization = normalization
+        self.trainedSegmenter = nil
     }
+
+    /// Creates a word tokenizer that finds words with a trained segmenter, as
+    /// `mlkit tokenize --tokenizer model:FILE` does.
+    /// - Parameters:
+    ///   - segmenter: A word tagger whose labels are B, M, E and S (``WordTagger/isSegmenter``).
+    ///   - normalization: How token text is normalized (default: lowercase only).
+    /// - Throws: ``MLKitError`` with code `invalidParameter` when the tagger is not a segmenter.
+    public init(segmenter: WordTagger, normalization: TextNormalization = TextNormalization()) throws {
+        guard segmenter.isSegmenter else {
+            throw MLKitError.invalidParameter("segmenter", "a segmenter's labels are B, M, E and S, not "
+                                              + segmenter.labels.prefix(8).joined(separator: ", "))
+        }
+        self.init(unit: .word, segmentation: .model, normalization: normalization)
+        trainedSegmenter = SegmenterReference(segmenter)
+    }
+
+    /// The trained segmenter of ``WordSegmentation/model``.
+    public var segmenter: WordTagger? { trainedSegmenter?.tagger }
 
     /// Whether this build can use ICU segmentation (the `ICU` package trait).
     public static var isICUAvailable: Bool { ICUWordSegmenter.isAvailable }
@@ -105,6 +134,10 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     public func validate() throws {
         if unit == .word && segmentation == .icu && !Self.isICUAvailable {
             throw MLKitError(.unavailable, "the 'icu' tokenizer needs mlkit built with the ICU trait (libicu-dev)")
+        }
+        if unit == .word && segmentation == .model && trainedSegmenter == nil {
+            throw MLKitError(.unavailable, "the 'model' tokenizer needs its trained segmenter (Tokenizer(segmenter:)), "
+                             + "which a model file does not hold")
         }
     }
 
@@ -131,6 +164,10 @@ public struct Tokenizer: Sendable, Hashable, Codable {
         switch unit {
         case .word where segmentation == .icu:
             try ICUWordSegmenter.enumerateWords(in: bytes, locale: locale, body)
+        case .word where segmentation == .model && trainedSegmenter != nil:
+            // Without its segmenter (a tokenizer decoded from a file, which `validate()` refuses),
+            // words are found by the standard rules below.
+            try trainedSegmenter!.tagger.enumerateWords(inUTF8: bytes, body)
         case .word:
             var scanner = WordScanner(bytes)
             while let token = scanner.next() { try body(token) }
@@ -217,4 +254,16 @@ public struct Tokenizer: Sendable, Hashable, Codable {
             return String(decoding: bytes, as: UTF8.self)
         }
     }
+}
+
+/// A trained segmenter held by a ``Tokenizer``: equal only to itself, so that two tokenizers
+/// are equal when they share one segmenter.
+@usableFromInline
+final class SegmenterReference: Sendable, Hashable {
+    @usableFromInline let tagger: WordTagger
+
+    init(_ tagger: WordTagger) { self.tagger = tagger }
+
+    @usableFromInline static func == (left: SegmenterReference, right: SegmenterReference) -> Bool { left === right }
+    @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -40,6 +40,9 @@ enum ModelFileSection {
     static let embeddingBias = "embedding.bias"
     static let all: Set<String> = [vocabularyHashes, vocabularyTerms, inverseDocumentFrequency, weightRows, weights, bias,
                                    embeddingFeatures, embeddingInput, embeddingOutput, embeddingBias]
+    /// The sections of every kind of model: a file is read with these, and then its kind's own
+    /// are checked, so that a file of the other kind gets an error about its kind.
+    static let known = all.union(WordTaggerFile.sections)
 }
 
 extension TextClassifier {
@@ -76,7 +79,12 @@ extension TextClassifier {
     ///   - source: A name for error messages.
     /// - Throws: As ``init(contentsOf:)``.
     public init(modelFileData data: Data, source: String? = nil) throws {
-        let container = try ModelContainer.decode(data, file: source, knownSections: ModelFileSection.all.union(WordTaggerFile.sections))
+        try self.init(container: try ModelContainer.decode(data, file: source, knownSections: ModelFileSection.known),
+                      source: source)
+    }
+
+    /// Loads a classifier from a checked container.
+    init(container: ModelContainer, source: String?) throws {
         do {
             self = try Self.decode(container)
         } catch let error as MLKitError {

@@ -59,8 +59,12 @@ extension WordTagger {
     ///   - source: A name for error messages.
     /// - Throws: As ``init(contentsOf:)``.
     public init(modelFileData data: Data, source: String? = nil) throws {
-        let container = try ModelContainer.decode(data, file: source,
-                                                  knownSections: ModelFileSection.all.union(WordTaggerFile.sections))
+        try self.init(container: try ModelContainer.decode(data, file: source, knownSections: ModelFileSection.known),
+                      source: source)
+    }
+
+    /// Loads a tagger from a checked container.
+    init(container: ModelContainer, source: String?) throws {
         do {
             self = try Self.decode(container)
         } catch let error as MLKitError {

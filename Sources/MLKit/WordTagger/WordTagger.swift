@@ -151,6 +151,19 @@ public struct WordTagger: Sendable {
         }
     }
 
+    /// Tokenizes and labels many texts, on all cores: ``tags(for:tokenizer:)`` for each.
+    /// - Parameters:
+    ///   - texts: The texts.
+    ///   - tokenizer: The tokenizer (default: ``tokenizer``).
+    ///   - threads: Worker threads (0: all cores).
+    /// - Returns: Each text's tagged tokens, in order.
+    public func tags(for texts: [String], tokenizer: Tokenizer? = nil, threads: Int = 0) -> [[TaggedToken]] {
+        let tagger = self
+        return Parallel.balancedMap(texts.count, threads: threads) { rows in
+            rows.map { tagger.tags(for: texts[$0], tokenizer: tokenizer) }
+        }.flatMap { $0 }
+    }
+
     /// Measures the tagger on labelled sentences.
     /// - Parameters:
     ///   - data: Sentences with their true labels. Labels the tagger does not know count as
