@@ -125,7 +125,8 @@ let package = Package(
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
-        // Child processes with deadlines, for the tests that run the built binary.
+        // Child processes with deadlines, for the tests that run the built binary, and the
+        // paths of the fixtures and of the reference files beside the checkout.
         .target(
             name: "TestSupport",
             path: "Tests/TestSupport",
@@ -139,7 +140,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EncryptionTests",
-            dependencies: ["MLKitEncryption", "MLKit"],
+            dependencies: ["MLKitEncryption", "MLKit", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
