@@ -55,39 +55,74 @@ struct SequenceAlgorithmTests {
         #expect(path.map(Int.init) == best)
     }
 
-    @Test("Forward-backward gives log Z and the marginals of every token", arguments: [1, 3, 6])
-    func forwardBackward(length: Int) {
-        let model = randomModel(labels: 3, attributes: 1, seed: 7 + UInt64(length))
+    @Test("Forward-backward gives log Z and the marginals of every token, in both kernels",
+          arguments: [(1, 3), (3, 3), (6, 3), (4, 9)])
+    func forwardBackward(length: Int, labels: Int) {
+        let model = randomModel(labels: labels, attributes: 1, seed: 7 + UInt64(length))
         var generator = SplitMix64(seed: 5)
         // Large scores, to exercise the rescaling.
-        var scores = (0..<(length * 3)).map { _ in generator.nextFloat() * 60 - 30 }
-        let labelings = allLabelings(model, scores: scores, length: length)
+        let original = (0..<(length * labels)).map { _ in generator.nextFloat() * 60 - 30 }
+        let labelings = allLabelings(model, scores: original, length: length)
         let top = labelings.map(\.1).max()!
         let z = labelings.reduce(0) { $0 + exp($1.1 - top) }
-        var marginals = [Double](repeating: 0, count: length * 3)
-        var pairs = [Double](repeating: 0, count: 9)
+        var marginals = [Double](repeating: 0, count: length * labels)
+        var pairs = [Double](repeating: 0, count: labels * labels)
         for (path, score) in labelings {
             let p = exp(score - top) / z
             for t in 0..<length {
-                marginals[t * 3 + path[t]] += p
-                if t > 0 { pairs[path[t - 1] * 3 + path[t]] += p }
+                marginals[t * labels + path[t]] += p
+                if t > 0 { pairs[path[t - 1] * labels + path[t]] += p }
             }
         }
-        var runner = ForwardBackward()
-        var pairSums = [Float](repeating: 0, count: 9)
-        let logZ = model.withViews { views in
-            let potentials = ForwardBackward.Potentials(views)
-            let logZ = scores.withUnsafeMutableBufferPointer { scores in
-                pairSums.withUnsafeMutableBufferPointer { pairSums in
-                    runner.run(scores: scores.baseAddress!, length: length, potentials: potentials, pairSums: pairSums.baseAddress!)
+        for portable in [false, true] {
+            var runner = ForwardBackward()
+            var scores = original
+            var pairSums = [Double](repeating: 0, count: labels * labels)
+            let logZ = model.withViews { views in
+                let potentials = ForwardBackward.Potentials(views)
+                let logZ = scores.withUnsafeMutableBufferPointer { scores in
+                    runner.run(scores: scores.baseAddress!, length: length, potentials: potentials, accumulatingPairs: true,
+                               portable: portable)
                 }
+                pairSums.withUnsafeMutableBufferPointer { runner.addExpectedTransitions(to: $0.baseAddress!, potentials: potentials) }
+                return logZ
             }
-            for index in 0..<9 { pairSums[index] *= potentials.transitions[index] }
-            return logZ
+            #expect(abs(logZ - (top + log(z))) < 1e-3 * max(1, abs(logZ)), "portable \(portable)")
+            for index in marginals.indices {
+                #expect(abs(Double(scores[index]) - marginals[index]) < 1e-4, "marginal \(index), portable \(portable)")
+            }
+            for index in pairs.indices { #expect(abs(pairSums[index] - pairs[index]) < 1e-4, "pair \(index), portable \(portable)") }
         }
-        #expect(abs(logZ - (top + log(z))) < 1e-3 * max(1, abs(logZ)))
-        for index in marginals.indices { #expect(abs(Double(scores[index]) - marginals[index]) < 1e-4, "marginal \(index)") }
-        for index in pairs.indices { #expect(abs(Double(pairSums[index]) - pairs[index]) < 1e-4, "pair \(index)") }
+    }
+
+    @Test("The two forward-backward kernels agree on long sentences and many labels", arguments: [4, 13, 44, 70])
+    func kernelsAgree(labels: Int) {
+        let model = randomModel(labels: labels, attributes: 1, seed: UInt64(labels))
+        var generator = SplitMix64(seed: 11)
+        let length = 37
+        let original = (0..<(length * labels)).map { _ in generator.nextFloat() * 20 - 10 }
+        var results: [(Double, [Float], [Double])] = []
+        for portable in [false, true] {
+            var runner = ForwardBackward()
+            var scores = original
+            var pairSums = [Double](repeating: 0, count: labels * labels)
+            let logZ = model.withViews { views in
+                let potentials = ForwardBackward.Potentials(views)
+                let logZ = scores.withUnsafeMutableBufferPointer {
+                    runner.run(scores: $0.baseAddress!, length: length, potentials: potentials, accumulatingPairs: true, portable: portable)
+                }
+                pairSums.withUnsafeMutableBufferPointer { runner.addExpectedTransitions(to: $0.baseAddress!, potentials: potentials) }
+                return logZ
+            }
+            results.append((logZ, scores, pairSums))
+        }
+        #expect(abs(results[0].0 - results[1].0) < 1e-4 * abs(results[1].0))
+        #expect(zip(results[0].1, results[1].1).allSatisfy { abs($0 - $1) < 1e-4 })
+        #expect(zip(results[0].2, results[1].2).allSatisfy { abs($0 - $1) < 1e-3 })
+        for t in 0..<length {
+            let sum = results[0].1[(t * labels)..<((t + 1) * labels)].reduce(0, +)
+            #expect(abs(sum - 1) < 1e-4)
+        }
     }
 
     @Test("The CRF's gradient matches finite differences of its objective")

@@ -1,4 +1,7 @@
 import Foundation
+#if !canImport(Accelerate)
+internal import CBLAS
+#endif
 
 /// The forward-backward algorithm of a linear-chain CRF: the log partition function of a
 /// sentence and the marginal probability of each label at each token, and of each pair of
@@ -15,29 +18,59 @@ import Foundation
 /// `βₙ₋₁ = exp(end) / c_end` with `c_end = Σⱼ αₙ₋₁[j] exp(end[j])`, and
 /// `βₜ = M (ψₜ₊₁ ⊙ βₜ₊₁) / cₜ₊₁`. Then `P(yₜ = j) = αₜ[j] βₜ[j]` and
 /// `P(yₜ₋₁ = i, yₜ = j) = αₜ₋₁[i] M[i][j] ψₜ[j] βₜ[j] / cₜ`.
+///
+/// Every row of L labels is stored padded with zeros to a multiple of 8 floats, so that the
+/// C shim's AVX2 kernel (`mlkit_avx2_crf_forward_backward`) runs whole vectors on processors with
+/// AVX2 and FMA; the Swift loops below do the same on others, and with
+/// `MLKIT_SPARSE_KERNELS=portable`. The kernel's fused multiply-adds and polynomial exponential
+/// give results within a few units in the last place of the loops'.
 struct ForwardBackward {
-    /// The exponentials of the transition, start and end weights, computed once per model.
+    /// The exponentials of the transition, start and end weights, computed once per model, in
+    /// padded rows.
     struct Potentials {
         let labelCount: Int
-        /// `exp(transitions[i × L + j])`.
+        /// The row length: the label count rounded up to 8.
+        let stride: Int
+        /// `exp(transitions[i × L + j])` at `[i × stride + j]`, zero in the padding.
         let transitions: [Float]
+        /// The same, transposed: `[j × stride + i]`.
+        let transposed: [Float]
         let start: [Float]
         let end: [Float]
 
         init(_ model: LinearChainModel.Views) {
             let labels = model.labelCount
+            let stride = (labels + 7) / 8 * 8
             labelCount = labels
-            transitions = (0..<(labels * labels)).map { Foundation.exp(model.transitions[$0]) }
-            start = (0..<labels).map { Foundation.exp(model.start[$0]) }
-            end = (0..<labels).map { Foundation.exp(model.end[$0]) }
+            self.stride = stride
+            var transitions = [Float](repeating: 0, count: stride * stride), transposed = transitions
+            for i in 0..<labels {
+                for j in 0..<labels {
+                    let value = Foundation.exp(model.transitions[i * labels + j])
+                    transitions[i * stride + j] = value
+                    transposed[j * stride + i] = value
+                }
+            }
+            self.transitions = transitions
+            self.transposed = transposed
+            start = (0..<stride).map { $0 < labels ? Foundation.exp(model.start[$0]) : 0 }
+            end = (0..<stride).map { $0 < labels ? Foundation.exp(model.end[$0]) : 0 }
         }
     }
 
-    /// Buffers for one sentence at a time.
-    private(set) var alpha: [Float] = []
-    private(set) var beta: [Float] = []
+    #if arch(x86_64) && !canImport(Accelerate)
+    /// Whether the AVX2 kernel runs: with AVX2 and FMA, unless `MLKIT_SPARSE_KERNELS=portable`.
+    static let usesAVX2 = SparseKernels.usesAVX2
+    #endif
+
+    /// Buffers for one sentence at a time, rows padded to the stride.
+    private var psi: [Float] = []
+    private var alpha: [Float] = []
+    private var beta: [Float] = []
     private var scale: [Float] = []
-    private var weighted: [Float] = []
+    private var work: [Float] = []
+    /// `Σ αₜ₋₁[i] ψₜ[j] βₜ[j] / cₜ` over the sentences run with `accumulatingPairs`, `stride × stride`.
+    private var pairSums: [Float] = []
 
     init() {}
 
@@ -46,106 +79,141 @@ struct ForwardBackward {
     ///   - scores: The state scores, `length × L`; replaced by the marginals `P(yₜ = j)`.
     ///   - length: The number of tokens, at least 1.
     ///   - potentials: The model's exponentiated weights.
-    ///   - pairSums: When given (`L × L`), receives `Σₜ αₜ₋₁[i] ψₜ[j] βₜ[j] / cₜ` added to it:
-    ///     multiplied by `M[i][j]`, the expected number of `i → j` transitions.
+    ///   - accumulatingPairs: Whether to add the sentence's pair terms to the sums that
+    ///     ``addExpectedTransitions(to:potentials:)`` turns into expected transition counts.
     /// - Returns: `log Z`, the log of the sum over all label sequences of exp(score).
+    ///   - portable: Whether to run the Swift loops even where the AVX2 kernel would run (for tests).
     mutating func run(scores: UnsafeMutablePointer<Float>, length: Int, potentials: Potentials,
-                      pairSums: UnsafeMutablePointer<Float>?) -> Double {
-        let labels = potentials.labelCount
-        if alpha.count < length * labels {
-            alpha = [Float](repeating: 0, count: length * labels)
-            beta = [Float](repeating: 0, count: length * labels)
-            scale = [Float](repeating: 0, count: length)
+                      accumulatingPairs: Bool = false, portable: Bool = false) -> Double {
+        let labels = potentials.labelCount, stride = potentials.stride
+        if alpha.count < length * stride {
+            let capacity = max(length, 64) * stride
+            psi = [Float](repeating: 0, count: capacity)
+            alpha = [Float](repeating: 0, count: capacity)
+            beta = [Float](repeating: 0, count: capacity)
+            scale = [Float](repeating: 0, count: capacity / stride)
         }
-        if weighted.count < labels { weighted = [Float](repeating: 0, count: labels) }
-        var logZ = 0.0
-        alpha.withUnsafeMutableBufferPointer { alpha in
-            beta.withUnsafeMutableBufferPointer { beta in
-                scale.withUnsafeMutableBufferPointer { scale in
-                    weighted.withUnsafeMutableBufferPointer { weighted in
-                        potentials.transitions.withUnsafeBufferPointer { transitions in
-                            logZ = Self.run(scores, length, labels, transitions.baseAddress!, potentials.start, potentials.end,
-                                            alpha.baseAddress!, beta.baseAddress!, scale.baseAddress!, weighted.baseAddress!,
-                                            pairSums)
+        if work.count != stride {
+            work = [Float](repeating: 0, count: stride)
+            pairSums = [Float](repeating: 0, count: stride * stride)
+        }
+        return psi.withUnsafeMutableBufferPointer { psi in
+            alpha.withUnsafeMutableBufferPointer { alpha in
+                beta.withUnsafeMutableBufferPointer { beta in
+                    scale.withUnsafeMutableBufferPointer { scale in
+                        work.withUnsafeMutableBufferPointer { work in
+                            pairSums.withUnsafeMutableBufferPointer { pairSums in
+                                potentials.transitions.withUnsafeBufferPointer { transitions in
+                                    potentials.transposed.withUnsafeBufferPointer { transposed in
+                                        let buffers = Buffers(psi: psi.baseAddress!, alpha: alpha.baseAddress!, beta: beta.baseAddress!,
+                                                              scale: scale.baseAddress!, work: work.baseAddress!,
+                                                              pairSums: accumulatingPairs ? pairSums.baseAddress! : nil)
+                                        #if arch(x86_64) && !canImport(Accelerate)
+                                        if Self.usesAVX2 && !portable {
+                                            return mlkit_avx2_crf_forward_backward(
+                                                scores, length, labels, stride, transitions.baseAddress!, transposed.baseAddress!,
+                                                potentials.start, potentials.end, buffers.psi, buffers.alpha, buffers.beta,
+                                                buffers.scale, buffers.work, buffers.pairSums)
+                                        }
+                                        #endif
+                                        return Self.run(scores, length, labels, stride, transitions.baseAddress!,
+                                                        transposed.baseAddress!, potentials, buffers)
+                                    }
+                                }
+                            }
                         }
                     }
                 }
             }
         }
-        return logZ
     }
 
-    private static func run(_ scores: UnsafeMutablePointer<Float>, _ length: Int, _ labels: Int,
-                            _ transitions: UnsafePointer<Float>, _ start: [Float], _ end: [Float],
-                            _ alpha: UnsafeMutablePointer<Float>, _ beta: UnsafeMutablePointer<Float>,
-                            _ scale: UnsafeMutablePointer<Float>, _ weighted: UnsafeMutablePointer<Float>,
-                            _ pairSums: UnsafeMutablePointer<Float>?) -> Double {
+    /// Adds the expected count of every transition, `M[i][j] × pairSums[i][j]`, to
+    /// `gradient[i × L + j]`, and clears the sums.
+    mutating func addExpectedTransitions(to gradient: UnsafeMutablePointer<Double>, potentials: Potentials) {
+        let labels = potentials.labelCount, stride = potentials.stride
+        guard pairSums.count == stride * stride else { return }
+        for i in 0..<labels {
+            for j in 0..<labels {
+                gradient[i * labels + j] += Double(pairSums[i * stride + j] * potentials.transitions[i * stride + j])
+            }
+        }
+        for index in pairSums.indices { pairSums[index] = 0 }
+    }
+
+    /// The scratch rows of one run.
+    private struct Buffers {
+        let psi: UnsafeMutablePointer<Float>
+        let alpha: UnsafeMutablePointer<Float>
+        let beta: UnsafeMutablePointer<Float>
+        let scale: UnsafeMutablePointer<Float>
+        let work: UnsafeMutablePointer<Float>
+        let pairSums: UnsafeMutablePointer<Float>?
+    }
+
+    /// `out[0 ..< stride] = Σ_{i < L} x[i] × rows[i × stride ..< (i + 1) × stride]`.
+    @inline(__always)
+    private static func combine(_ x: UnsafePointer<Float>, _ rows: UnsafePointer<Float>, _ labels: Int, _ stride: Int,
+                                into out: UnsafeMutablePointer<Float>) {
+        out.initialize(repeating: 0, count: stride)
+        for i in 0..<labels {
+            let a = x[i], row = rows + i * stride
+            for j in 0..<stride { out[j] += a * row[j] }
+        }
+    }
+
+    /// The portable forward-backward, the algorithm of the C kernel in Swift.
+    private static func run(_ scores: UnsafeMutablePointer<Float>, _ length: Int, _ labels: Int, _ stride: Int,
+                            _ transitions: UnsafePointer<Float>, _ transposed: UnsafePointer<Float>,
+                            _ potentials: Potentials, _ buffers: Buffers) -> Double {
+        let (psi, alpha, beta, scale, work) = (buffers.psi, buffers.alpha, buffers.beta, buffers.scale, buffers.work)
         var logZ = 0.0
-        // ψ: the exponentials of the scores, each token's shifted by its maximum.
         for t in 0..<length {
-            let row = scores + t * labels
+            let row = scores + t * labels, out = psi + t * stride
             var top = row[0]
             for j in 1..<max(1, labels) { top = max(top, row[j]) }
-            for j in 0..<labels { row[j] = Foundation.exp(row[j] - top) }
             logZ += Double(top)
+            for j in 0..<stride { out[j] = j < labels ? Foundation.exp(row[j] - top) : 0 }
         }
-        // Forward.
-        var sum: Float = 0
-        for j in 0..<labels {
-            alpha[j] = start[j] * scores[j]
-            sum += alpha[j]
-        }
-        scale[0] = sum
-        for j in 0..<labels { alpha[j] /= sum }
-        for t in 1..<max(1, length) {
-            let previous = alpha + (t - 1) * labels, current = alpha + t * labels
-            current.initialize(repeating: 0, count: labels)
-            for i in 0..<labels {
-                let from = previous[i]
-                let row = transitions + i * labels
-                for j in 0..<labels { current[j] += from * row[j] }
+        for t in 0..<length {
+            let current = alpha + t * stride
+            if t == 0 {
+                for j in 0..<stride { current[j] = potentials.start[j] }
+            } else {
+                combine(alpha + (t - 1) * stride, transitions, labels, stride, into: current)
             }
-            let psi = scores + t * labels
-            sum = 0
-            for j in 0..<labels {
-                current[j] *= psi[j]
+            var sum: Float = 0
+            for j in 0..<stride {
+                current[j] *= psi[t * stride + j]
                 sum += current[j]
             }
             scale[t] = sum
             let inverse = 1 / sum
-            for j in 0..<labels { current[j] *= inverse }
+            for j in 0..<stride { current[j] *= inverse }
         }
-        let last = alpha + (length - 1) * labels
+        let last = alpha + (length - 1) * stride
         var closing: Float = 0
-        for j in 0..<labels { closing += last[j] * end[j] }
+        for j in 0..<stride { closing += last[j] * potentials.end[j] }
         for t in 0..<length { logZ += Double(Foundation.log(scale[t])) }
         logZ += Double(Foundation.log(closing))
-        // Backward.
-        let lastBeta = beta + (length - 1) * labels
-        for j in 0..<labels { lastBeta[j] = end[j] / closing }
+        for j in 0..<stride { beta[(length - 1) * stride + j] = potentials.end[j] / closing }
         var t = length - 1
         while t > 0 {
-            let psi = scores + t * labels, next = beta + t * labels, current = beta + (t - 1) * labels
             let inverse = 1 / scale[t]
-            for j in 0..<labels { weighted[j] = psi[j] * next[j] * inverse }
-            if let pairSums {
-                let previous = alpha + (t - 1) * labels
+            for j in 0..<stride { work[j] = psi[t * stride + j] * beta[t * stride + j] * inverse }
+            if let pairSums = buffers.pairSums {
+                let previous = alpha + (t - 1) * stride
                 for i in 0..<labels {
-                    let from = previous[i]
-                    let row = pairSums + i * labels
-                    for j in 0..<labels { row[j] += from * weighted[j] }
+                    let from = previous[i], row = pairSums + i * stride
+                    for j in 0..<stride { row[j] += from * work[j] }
                 }
             }
-            for i in 0..<labels {
-                let row = transitions + i * labels
-                var total: Float = 0
-                for j in 0..<labels { total += row[j] * weighted[j] }
-                current[i] = total
-            }
+            combine(work, transposed, labels, stride, into: beta + (t - 1) * stride)
             t -= 1
         }
-        // Marginals, in place of the scores.
-        for index in 0..<(length * labels) { scores[index] = alpha[index] * beta[index] }
+        for t in 0..<length {
+            for j in 0..<labels { scores[t * labels + j] = alpha[t * stride + j] * beta[t * stride + j] }
+        }
         return logZ
     }
 }

@@ -32,7 +32,9 @@ struct LBFGS {
     ///     value there.
     ///   - afterIteration: Called with the iteration number, the value and the point after each
     ///     iteration; returns `false` to stop.
-    func minimize(_ x: inout [Double],
+    ///   - firstDirection: A direction to search first, such as another model's weights from
+    ///     a start at zero, used when it goes downhill; else the steepest descent.
+    func minimize(_ x: inout [Double], firstDirection: [Double]? = nil,
                   objective: (UnsafeBufferPointer<Double>, UnsafeMutableBufferPointer<Double>) -> Double,
                   afterIteration: (Int, Double, UnsafeBufferPointer<Double>) -> Bool) -> Result {
         let n = x.count
@@ -41,12 +43,16 @@ struct LBFGS {
         var trial = [Double](repeating: 0, count: n)
         var trialGradient = [Double](repeating: 0, count: n)
         var direction = gradient.map { -$0 }
+        var step = 1 / max(Self.norm(direction), 1e-300)
+        if let firstDirection, firstDirection.count == n, Self.dot(gradient, firstDirection) < 0 {
+            direction = firstDirection
+            step = 1
+        }
         var steps: [[Float]] = [], changes: [[Float]] = [], curvatures: [Double] = []
         var values = [value]
         if Self.norm(gradient) / max(1, Self.norm(x)) < gradientTolerance {
             return Result(iterations: 0, value: value, reason: "converged")
         }
-        var step = 1 / max(Self.norm(direction), 1e-300)
         for iteration in 1...max(1, maxIterations) {
             var slope = Self.dot(gradient, direction)
             if slope >= 0 {

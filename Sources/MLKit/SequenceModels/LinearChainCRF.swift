@@ -32,13 +32,17 @@ struct LinearChainCRF {
     ///   - initial: Weights to start from, with the same features and labels; zero when `nil`.
     ///   - afterIteration: Called after each L-BFGS iteration with its number, the objective and
     ///     the model at that point; returns `false` to stop.
+    ///   - direction: Weights with the same features and labels to search along first, from zero
+    ///     (a perceptron's): L-BFGS's first line search then finds how far to go along them.
     func train(_ problem: TaggingProblem, features: StateFeatures, initial: LinearChainModel? = nil,
+               direction: LinearChainModel? = nil,
                afterIteration: ((Int, Double, () -> LinearChainModel) -> Bool)? = nil) -> Fit {
         let objective = Objective(problem, features: features, regularization: regularization, threads: threads)
         let layout = objective.layout
         var theta = initial.map { layout.flatten($0) } ?? [Double](repeating: 0, count: layout.count)
         let optimizer = LBFGS(maxIterations: maxIterations, tolerance: tolerance)
-        let result = optimizer.minimize(&theta, objective: objective.evaluate) { iteration, value, theta in
+        let result = optimizer.minimize(&theta, firstDirection: direction.map { layout.flatten($0) },
+                                        objective: objective.evaluate) { iteration, value, theta in
             afterIteration?(iteration, value, { layout.model(from: theta, features: features) }) ?? true
         }
         return Fit(model: theta.withUnsafeBufferPointer { layout.model(from: $0, features: features) }, optimization: result)
@@ -56,6 +60,8 @@ struct LinearChainCRF {
         /// The sentences of each worker.
         let chunks: [Range<Int>]
         let workspaces: [ChunkWorkspace]
+        /// The run of pairs of each attribute occurrence of the problem.
+        let runs: PairRuns
 
         init(_ problem: TaggingProblem, features: StateFeatures, regularization: Double, threads: Int) {
             self.problem = problem
@@ -67,15 +73,21 @@ struct LinearChainCRF {
             chunks = Parallel.chunks(of: problem.sentenceCount, threads: self.threads)
             let (count, labels) = (layout.count, layout.labels)
             workspaces = chunks.map { _ in ChunkWorkspace(count: count, labels: labels) }
+            runs = PairRuns(problem, features)
         }
 
         /// Writes the gradient at `theta` and returns the value there.
         func evaluate(_ theta: UnsafeBufferPointer<Double>, _ gradient: UnsafeMutableBufferPointer<Double>) -> Double {
             let model = layout.model(from: theta, features: features)
-            let (problem, chunks, workspaces, layout) = (self.problem, self.chunks, self.workspaces, self.layout)
+            // Each pair's label beside its weight: a token's scores read one array.
+            let (problem, chunks, workspaces, layout, runs) = (self.problem, self.chunks, self.workspaces, self.layout, self.runs)
+            let weights = features.pairLabels.withUnsafeBufferPointer { labels in
+                (0..<layout.pairs).map { LabeledWeight(label: labels[$0], weight: Float(theta[$0])) }
+            }
             let logPartition = Parallel.map(chunks.count, threads: threads) { parts in
                 parts.reduce(0.0) { total, part in
-                    total + workspaces[part].expectedCounts(problem, sentences: chunks[part], model: model, layout: layout)
+                    total + workspaces[part].expectedCounts(problem, sentences: chunks[part], model: model, weights: weights,
+                                                            runs: runs, layout: layout)
                 }
             }.reduce(0, +)
             // The gradient: the expected counts of every chunk, in chunk order, minus the gold
@@ -150,63 +162,124 @@ struct LinearChainCRF {
         let gradient: SharedBuffer<Double>
         private var forwardBackward = ForwardBackward()
         private var scores: [Float] = []
-        private var pairSums: [Float]
 
         init(count: Int, labels: Int) {
             gradient = SharedBuffer(count: count, repeating: 0)
-            pairSums = [Float](repeating: 0, count: labels * labels)
         }
 
         /// Fills ``gradient`` with the expected counts of every feature over `sentences`, and
         /// returns the sum of their `log Z`.
-        func expectedCounts(_ problem: TaggingProblem, sentences: Range<Int>, model: LinearChainModel,
-                            layout: Layout) -> Double {
+        func expectedCounts(_ problem: TaggingProblem, sentences: Range<Int>, model: LinearChainModel, weights: [LabeledWeight],
+                            runs: PairRuns, layout: Layout) -> Double {
             gradient.fill(0)
             let labels = layout.labels
             let g = gradient.base
             var logPartition = 0.0
             model.withViews { views in
                 let potentials = ForwardBackward.Potentials(views)
-                problem.attributes.withUnsafeBufferPointer { attributes in
-                    problem.tokenStarts.withUnsafeBufferPointer { tokenStarts in
-                        for sentence in sentences {
-                            let first = problem.sentenceStarts[sentence], length = problem.sentenceStarts[sentence + 1] - first
-                            guard length > 0 else { continue }
-                            if scores.count < length * labels { scores = [Float](repeating: 0, count: length * labels) }
-                            scores.withUnsafeMutableBufferPointer { scores in
-                                pairSums.withUnsafeMutableBufferPointer { pairSums in
+                weights.withUnsafeBufferPointer { weights in
+                    runs.withRuns { runs in
+                        problem.tokenStarts.withUnsafeBufferPointer { tokenStarts in
+                            let weights = weights.baseAddress!, tokenStarts = tokenStarts.baseAddress!
+                            for sentence in sentences {
+                                let first = problem.sentenceStarts[sentence], length = problem.sentenceStarts[sentence + 1] - first
+                                guard length > 0 else { continue }
+                                if scores.count < length * labels { scores = [Float](repeating: 0, count: length * labels) }
+                                scores.withUnsafeMutableBufferPointer { scores in
                                     let marginals = scores.baseAddress!
-                                    views.stateScores(tokens: length, into: marginals) { t in
-                                        let token = first + t
-                                        return UnsafeBufferPointer(rebasing: attributes[tokenStarts[token]..<tokenStarts[token + 1]])
-                                    }
-                                    pairSums.update(repeating: 0)
-                                    logPartition += forwardBackward.run(scores: marginals, length: length, potentials: potentials,
-                                                                        pairSums: pairSums.baseAddress!)
+                                    marginals.initialize(repeating: 0, count: length * labels)
                                     for t in 0..<length {
-                                        let row = marginals + t * labels
-                                        let token = first + t
+                                        let row = marginals + t * labels, token = first + t
                                         for position in tokenStarts[token]..<tokenStarts[token + 1] {
-                                            let a = Int(attributes[position])
-                                            for pair in Int(views.rowStarts[a])..<Int(views.rowStarts[a + 1]) {
-                                                g[pair] += Double(row[Int(views.pairLabels[pair])])
-                                            }
+                                            let (start, count) = runs.run(position)
+                                            for pair in start..<(start + count) { row[Int(weights[pair].label)] += weights[pair].weight }
+                                        }
+                                    }
+                                    logPartition += forwardBackward.run(scores: marginals, length: length, potentials: potentials,
+                                                                        accumulatingPairs: true)
+                                    for t in 0..<length {
+                                        let row = marginals + t * labels, token = first + t
+                                        for position in tokenStarts[token]..<tokenStarts[token + 1] {
+                                            let (start, count) = runs.run(position)
+                                            for pair in start..<(start + count) { g[pair] += Double(row[Int(weights[pair].label)]) }
                                         }
                                     }
                                     for j in 0..<labels {
                                         g[layout.start + j] += Double(marginals[j])
                                         g[layout.end + j] += Double(marginals[(length - 1) * labels + j])
                                     }
-                                    for index in 0..<(labels * labels) {
-                                        g[layout.transitions + index] += Double(pairSums[index] * potentials.transitions[index])
-                                    }
                                 }
+                                // Each sentence's transitions go into the float64 sums at once.
+                                forwardBackward.addExpectedTransitions(to: g + layout.transitions, potentials: potentials)
                             }
                         }
                     }
                 }
             }
             return logPartition
+        }
+    }
+}
+
+/// A pair's label beside its weight.
+struct LabeledWeight {
+    var label: Int32
+    var weight: Float
+}
+
+/// The run of (attribute, label) pairs that each attribute occurrence of a problem reads, its
+/// start and length packed in 32 bits (26 and 6) when every run fits, so that scoring a token
+/// reads its runs straight from the occurrences instead of looking each attribute's run up.
+/// Runs that do not fit (more than 63 labels, or more than 2²⁶ pairs) are looked up through
+/// the attribute's row starts.
+struct PairRuns: Sendable {
+    private let packed: [UInt32]?
+    private let attributes: [Int32]
+    private let rowStarts: [Int32]
+
+    init(_ problem: TaggingProblem, _ features: StateFeatures) {
+        attributes = problem.attributes
+        rowStarts = features.rowStarts
+        guard problem.labelCount <= 63, features.pairCount < 1 << 26 else {
+            packed = nil
+            return
+        }
+        packed = problem.attributes.map { attribute in
+            let start = features.rowStarts[Int(attribute)], end = features.rowStarts[Int(attribute) + 1]
+            return UInt32(start) << 6 | UInt32(end - start)
+        }
+    }
+
+    /// Calls `body` with a view of the runs, valid inside it.
+    @inline(__always)
+    func withRuns<R>(_ body: (View) -> R) -> R {
+        attributes.withUnsafeBufferPointer { attributes in
+            rowStarts.withUnsafeBufferPointer { rowStarts in
+                guard let packed else {
+                    return body(View(packed: nil, attributes: attributes.baseAddress, rowStarts: rowStarts.baseAddress!))
+                }
+                return packed.withUnsafeBufferPointer {
+                    body(View(packed: $0.baseAddress, attributes: attributes.baseAddress, rowStarts: rowStarts.baseAddress!))
+                }
+            }
+        }
+    }
+
+    struct View {
+        let packed: UnsafePointer<UInt32>?
+        let attributes: UnsafePointer<Int32>?
+        let rowStarts: UnsafePointer<Int32>
+
+        /// The first pair and the number of pairs of occurrence `position`.
+        @inline(__always)
+        func run(_ position: Int) -> (start: Int, count: Int) {
+            if let packed {
+                let value = packed[position]
+                return (Int(value >> 6), Int(value & 63))
+            }
+            let attribute = Int(attributes![position])
+            let start = Int(rowStarts[attribute])
+            return (start, Int(rowStarts[attribute + 1]) - start)
         }
     }
 }

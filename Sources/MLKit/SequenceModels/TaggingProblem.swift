@@ -10,7 +10,7 @@ struct TaggingProblem: Sendable {
     /// Token `t`'s attributes are `attributes[tokenStarts[t] ..< tokenStarts[t + 1]]`.
     let tokenStarts: [Int]
     /// The attribute indices of every token, one token after another.
-    let attributes: [Int32]
+    private(set) var attributes: [Int32]
     /// The gold label of each token.
     let gold: [Int32]
 
@@ -19,6 +19,29 @@ struct TaggingProblem: Sendable {
     /// The length of the longest sentence.
     var longestSentence: Int {
         (0..<sentenceCount).reduce(0) { max($0, sentenceStarts[$1 + 1] - sentenceStarts[$1]) }
+    }
+
+    /// The attributes in order of decreasing frequency in this problem (ties in index order),
+    /// and each attribute's place in that order.
+    func frequencyOrder() -> (order: [Int32], newIndex: [Int32]) {
+        var counts = [Int32](repeating: 0, count: attributeCount)
+        for attribute in attributes { counts[Int(attribute)] += 1 }
+        let order = (0..<Int32(attributeCount)).sorted { left, right in
+            let (a, b) = (counts[Int(left)], counts[Int(right)])
+            return a != b ? a > b : left < right
+        }
+        var newIndex = [Int32](repeating: 0, count: attributeCount)
+        for (position, attribute) in order.enumerated() { newIndex[Int(attribute)] = Int32(position) }
+        return (order, newIndex)
+    }
+
+    /// Replaces every attribute index `a` with `newIndex[a]`.
+    mutating func renumber(_ newIndex: [Int32]) {
+        newIndex.withUnsafeBufferPointer { newIndex in
+            attributes.withUnsafeMutableBufferPointer { attributes in
+                for position in attributes.indices { attributes[position] = newIndex[Int(attributes[position])] }
+            }
+        }
     }
 
     /// The sentences `indices`, in that order, as a problem of their own.

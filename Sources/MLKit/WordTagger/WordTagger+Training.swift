@@ -41,6 +41,8 @@ struct TaggerTrainingPlan {
         var regularization: Double = 1
         /// Epochs for the perceptron.
         var epochs = 10
+        /// The CRF's best iteration on the validation data, once trained.
+        var iterations: Int?
 
         var name: String {
             algorithm == .crf ? "crf c2=\(Self.format(regularization))" : "perceptron epochs=\(epochs)"
@@ -58,6 +60,9 @@ struct TaggerTrainingPlan {
         var trainingMetrics: TaggingMetrics
         var validationMetrics: TaggingMetrics?
     }
+
+    /// How many L-BFGS iterations a CRF candidate goes on without a better held-out accuracy.
+    static let patience = 20
 
     let parameters: WordTaggerParameters
     let labels: [String]
@@ -88,8 +93,12 @@ struct TaggerTrainingPlan {
         var all = hashed.problem(sentences: 0..<rows.count, labelCount: labels.count,
                                  gold: { rows[$0].labels.map { index[$0]! } }) { indexer.index(inserting: $0) }
         all.attributeCount = indexer.hashes.count
+        // Attributes by decreasing frequency, so that the weights every sentence uses share
+        // a few cache lines.
+        let renumbering = all.frequencyOrder()
+        all.renumber(renumbering.newIndex)
         self.all = all
-        attributeHashes = indexer.hashes
+        attributeHashes = renumbering.order.map { indexer.hashes[Int($0)] }
         switch parameters.validation {
         case .split(let fraction):
             let held = Int((fraction * Double(rows.count)).rounded())
@@ -107,6 +116,7 @@ struct TaggerTrainingPlan {
             var held = hashed.problem(sentences: rows.count..<(rows.count + external.count), labelCount: labels.count,
                                       gold: { external[$0 - rows.count].labels.map { index[$0] ?? -1 } }) { frozen.index(of: $0) }
             held.attributeCount = all.attributeCount
+            held.renumber(renumbering.newIndex)
             validation = held
             train = all
         case .none:
@@ -156,9 +166,13 @@ struct TaggerTrainingPlan {
         var start: LinearChainModel?
         var validationMetrics: TaggingMetrics?
         if let train, let validation {
-            var results: [(candidate: Candidate, model: LinearChainModel, correct: [Bool], metrics: TaggingMetrics)] = []
+            typealias Result = (candidate: Candidate, model: LinearChainModel, correct: [Bool], metrics: TaggingMetrics)
+            var trained: [Int: Result] = [:]
             let features = StateFeatures(train)
-            for (number, var candidate) in candidates.enumerated() {
+            // The perceptron first: it is quick, and the first CRF searches along its weights first.
+            let order = candidates.indices.sorted { (candidates[$0].algorithm == .perceptron ? 0 : 1, $0) < (candidates[$1].algorithm == .perceptron ? 0 : 1, $1) }
+            for (number, index) in order.enumerated() {
+                var candidate = candidates[index]
                 let fraction = Double(number) / Double(candidates.count + 1)
                 parameters.progress?("training \(candidate.name) on \(train.sentenceCount) sentences", fraction)
                 let model: LinearChainModel
@@ -176,14 +190,30 @@ struct TaggerTrainingPlan {
                     candidate.epochs = best!.epoch
                     model = best!.model
                 default:
-                    // A smaller c₂ starts from the CRF before it.
-                    let warm = results.last { $0.candidate.algorithm == .crf }?.model
-                    model = crf(candidate.regularization).train(train, features: features, initial: warm).model
+                    // A smaller c₂ starts from the CRF before it. Training stops early once the
+                    // held-out accuracy has not risen for `patience` iterations, and keeps the
+                    // iteration that scored best.
+                    let warm = trained.keys.sorted().last { trained[$0]!.candidate.algorithm == .crf }.map { trained[$0]!.model }
+                    let perceptron = warm == nil ? trained.values.first { $0.candidate.algorithm == .perceptron }?.model : nil
+                    var best: (iteration: Int, correct: Int, model: LinearChainModel)?
+                    let name = candidate.name
+                    let fit = crf(candidate.regularization).train(train, features: features, initial: warm,
+                                                                  direction: perceptron) { iteration, _, current in
+                        let model = current()
+                        let correct = self.correctTokens(model, validation).filter { $0 }.count
+                        if best == nil || correct > best!.correct { best = (iteration, correct, model) }
+                        self.parameters.progress?(String(format: "training %@: iteration %d, held-out accuracy %.4f", name, iteration,
+                                                         Double(correct) / Double(max(1, validation.tokenCount))), fraction)
+                        return iteration - best!.iteration < Self.patience
+                    }
+                    model = best?.model ?? fit.model
+                    candidate.iterations = best?.iteration ?? fit.optimization.iterations
                 }
                 let paths = decode(model, validation)
                 let correct = zip(paths.joined(), validation.gold).map { $0 == $1 }
-                results.append((candidate, model, correct, metrics(validation, paths)))
+                trained[index] = (candidate, model, correct, metrics(validation, paths))
             }
+            let results = candidates.indices.map { trained[$0]! }
             let best = results.indices.max { results[$0].correct.filter { $0 }.count < results[$1].correct.filter { $0 }.count }!
             let kept = results.indices.first { withinOneStandardError(results[$0].correct, of: results[best].correct) } ?? best
             chosen = results[kept].candidate

@@ -218,7 +218,7 @@ public struct WordTagger: Sendable {
         return storage.model.withViews { views in
             workspace.withStateScores(bytes, ranges, attributes: storage.attributes, model: views) { scores in
                 let potentials = ForwardBackward.Potentials(views)
-                _ = workspace.forwardBackward.run(scores: scores, length: ranges.count, potentials: potentials, pairSums: nil)
+                _ = workspace.forwardBackward.run(scores: scores, length: ranges.count, potentials: potentials)
                 return (0..<ranges.count).map { t in
                     let row = UnsafeMutableBufferPointer(start: scores + t * labels.count, count: labels.count)
                     return TextClassifier.ranking(row, maximumCount).map { (labels[$0], Double(row[$0])) }
