@@ -18,18 +18,7 @@
 /// the SIGHAN bakeoffs. A new word starts at a B or S token, or after an E or S token.
 public struct TaggingMetrics: Sendable, Hashable, Codable {
     /// Precision, recall, F1 and support of one label, over tokens.
-    public struct LabelMetrics: Sendable, Hashable, Codable {
-        /// The label.
-        public let label: String
-        /// Of the tokens predicted with this label, the fraction that have it (0 when none are).
-        public let precision: Double
-        /// Of the tokens with this label, the fraction predicted with it (0 when there are none).
-        public let recall: Double
-        /// The harmonic mean of precision and recall (0 when both are 0).
-        public let f1: Double
-        /// The number of tokens with this label.
-        public let support: Int
-    }
+    public typealias LabelMetrics = ClassificationMetrics.ClassMetrics
 
     /// The counts of one type of entity (or of words).
     public struct EntityCounts: Sendable, Hashable, Codable {
@@ -70,18 +59,8 @@ public struct TaggingMetrics: Sendable, Hashable, Codable {
         tokenCount == 0 ? 0 : Double(labels.indices.reduce(0) { $0 + confusion[$1][$1] }) / Double(tokenCount)
     }
 
-    /// Precision, recall, F1 and support of each label, in label order.
-    public var perLabel: [LabelMetrics] {
-        labels.indices.map { index in
-            let truePositives = Double(confusion[index][index])
-            let predicted = Double(labels.indices.reduce(0) { $0 + confusion[$1][index] })
-            let support = confusion[index].reduce(0, +)
-            let precision = predicted == 0 ? 0 : truePositives / predicted
-            let recall = support == 0 ? 0 : truePositives / Double(support)
-            let f1 = precision + recall == 0 ? 0 : 2 * precision * recall / (precision + recall)
-            return LabelMetrics(label: labels[index], precision: precision, recall: recall, f1: f1, support: support)
-        }
-    }
+    /// Precision, recall, F1 and support of each label, over tokens, in label order.
+    public var perLabel: [LabelMetrics] { ClassificationMetrics.perClass(labels: labels, confusion: confusion) }
 
     /// All entity types together (micro-averaged): the counts summed over types.
     public var allEntities: EntityCounts {

@@ -123,6 +123,12 @@ struct ModelContainer {
         try end.withUnsafeBytes { try emit($0) }
     }
 
+    /// Writes a file atomically (``AtomicFile``): a crash never leaves a half-written model.
+    /// - Throws: ``MLKitError`` with code `io`, naming the file.
+    static func writeAtomically(header: Data, sections: [OutputSection], version: UInt32, to url: URL) throws {
+        try AtomicFile.write(to: url) { emit in try write(header: header, sections: sections, version: version, to: emit) }
+    }
+
     private static func padding(for offset: Int) -> Int { (alignment - offset % alignment) % alignment }
 
     private static func appendInteger<T: FixedWidthInteger>(_ value: T, to data: inout Data) {
@@ -250,6 +256,15 @@ struct ModelContainer {
     /// The section `name` as signed 32-bit integers.
     func int32s(_ name: String) throws -> [Int32] {
         Self.littleEndianArray(try section(name, .int32, stride: 4)) { Int32(littleEndian: $0) }
+    }
+
+    /// Reads the model of the container with `decode`, naming `source` in any error it throws.
+    func model<Model>(named source: String?, _ decode: (ModelContainer) throws -> Model) throws -> Model {
+        do {
+            return try decode(self)
+        } catch let error as MLKitError {
+            throw error.inFile(source)
+        }
     }
 
     /// Whether the file has a section.

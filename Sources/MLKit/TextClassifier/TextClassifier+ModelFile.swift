@@ -85,11 +85,7 @@ extension TextClassifier {
 
     /// Loads a classifier from a checked container.
     init(container: ModelContainer, source: String?) throws {
-        do {
-            self = try Self.decode(container)
-        } catch let error as MLKitError {
-            throw error.inFile(source)
-        }
+        self = try container.model(named: source, Self.decode)
     }
 
     /// Writes the classifier to a model file, atomically: a crash never leaves a half-written
@@ -101,7 +97,7 @@ extension TextClassifier {
     public func write(to url: URL, metadata: ModelMetadata? = nil) throws {
         // Streamed from the model's arrays: a large model is not copied into one block first.
         let (header, sections) = modelFileContents(metadata: metadata)
-        try AtomicFile.write(to: url) { emit in try ModelContainer.write(header: header, sections: sections, to: emit) }
+        try ModelContainer.writeAtomically(header: header, sections: sections, version: ModelContainer.currentVersion, to: url)
     }
 
     /// The bytes of the model file.

@@ -65,11 +65,7 @@ extension WordTagger {
 
     /// Loads a tagger from a checked container.
     init(container: ModelContainer, source: String?) throws {
-        do {
-            self = try Self.decode(container)
-        } catch let error as MLKitError {
-            throw error.inFile(source)
-        }
+        self = try container.model(named: source, Self.decode)
     }
 
     /// Writes the tagger to a model file, atomically: a crash never leaves a half-written file.
@@ -79,9 +75,7 @@ extension WordTagger {
     /// - Throws: ``MLKitError`` with code `io`, naming the file.
     public func write(to url: URL, metadata: ModelMetadata? = nil) throws {
         let (header, sections) = modelFileContents(metadata: metadata)
-        try AtomicFile.write(to: url) { emit in
-            try ModelContainer.write(header: header, sections: sections, version: ModelContainer.taggerVersion, to: emit)
-        }
+        try ModelContainer.writeAtomically(header: header, sections: sections, version: ModelContainer.taggerVersion, to: url)
     }
 
     /// The bytes of the model file.
