@@ -179,3 +179,29 @@ struct TaggerCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: plain)) == Data(contentsOf: URL(fileURLWithPath: Fixtures.tagger)))
     }
 }
+
+@Suite("mlkit train and tag on the chapter's labels.json", .needsSeedArtifacts("labels.json"), .timeLimit(.minutes(10)))
+struct ChapterTaggerCommandTests {
+    @Test("train recognises labels.json as a word tagger's data, and tag labels a new sentence")
+    func chapter() throws {
+        let folder = try CLI.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("labels.mlkit").path
+        let trained = try CLI.run(["train", SeedArtifacts.url("labels.json").path, "-o", model])
+        #expect(trained.status == 0, "\(trained.stderr)")
+        #expect(trained.stdout.contains("task                 word tagger"))
+        #expect(trained.stdout.contains("examples             12 sentences"))
+        #expect(trained.stdout.contains("training accuracy    1.0000 (tokens)"))
+
+        let tagged = try CLI.run(["tag", "--model", model, "Apple announced iOS 14 and Xcode 12 at WWDC 2020"])
+        #expect(tagged.status == 0, "\(tagged.stderr)")
+        let lines = tagged.stdout.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        #expect(lines.map { $0.first ?? "" } == ["Apple", "announced", "iOS", "14", "and", "Xcode", "12", "at", "WWDC", "2020"])
+        #expect(lines.allSatisfy { $0.count == 2 && ["COMPANY", "NONE", "OS", "PRODUCT"].contains($0[1]) })
+        #expect(lines.first == ["Apple", "COMPANY"])
+        #expect([1, 3, 4, 6, 7, 9].allSatisfy { lines.indices.contains($0) && lines[$0].last == "NONE" }, "\(tagged.stdout)")
+
+        let info = try CLI.run(["info", model])
+        #expect(info.stdout.contains("labels              4: COMPANY, NONE, OS, PRODUCT"))
+    }
+}

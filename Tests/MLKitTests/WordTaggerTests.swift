@@ -240,6 +240,24 @@ struct ChapterLabelsTests {
         #expect(tags.count == 8)
         #expect(tags.allSatisfy { tagger.labels.contains($0.label) })
     }
+
+    @Test("A tagger trained on labels.json tags the README's WWDC sentence")
+    func wwdc() throws {
+        let rows = try TaggedTokens.validatedForTraining(try DatasetReader().readTaggedTokens(contentsOf: SeedArtifacts.url("labels.json")))
+        let tagger = try WordTagger(trainingData: rows)
+        let text = "Apple announced iOS 14 and Xcode 12 at WWDC 2020"
+        let tags = tagger.tags(for: text)
+        #expect(tags.map(\.token) == ["Apple", "announced", "iOS", "14", "and", "Xcode", "12", "at", "WWDC", "2020"])
+        #expect(tags.allSatisfy { String(text[$0.range]) == $0.token })
+        let labels = Dictionary(tags.map { ($0.token, $0.label) }, uniquingKeysWith: { first, _ in first })
+        // Apple is a company in the file, and the words and numbers around the names are NONE,
+        // as they are throughout it. The names it has never seen (iOS, Xcode, WWDC) get one of its
+        // labels: its only OS is tvOS, and it has no event at all.
+        #expect(labels["Apple"] == "COMPANY")
+        #expect(["announced", "14", "and", "12", "at", "2020"].allSatisfy { labels[$0] == "NONE" }, "\(tags.map(\.label))")
+        #expect(tags.allSatisfy { tagger.labels.contains($0.label) })
+        #expect(tagger.predictedLabels(for: tags.map(\.token)) == tags.map(\.label))
+    }
 }
 
 @Suite("Word tagger: a trained segmenter as a tokenizer")
