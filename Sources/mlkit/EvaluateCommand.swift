@@ -13,7 +13,7 @@ struct EvaluateCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The model file.")
+    @Argument(help: "The model file: mlkit's, or a Core ML .mlmodel or .mlarchive.")
     var model: String
 
     @Argument(help: "Labelled data, in any format `mlkit train` reads.")
@@ -36,17 +36,22 @@ struct EvaluateCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let classifier: TextClassifier
-            switch try loadAnyModel(at: URL(fileURLWithPath: model), keyPath: key) {
-            case .textClassifier(let loaded): classifier = loaded
-            case .wordTagger(let tagger): return try evaluate(tagger)
+            let url = URL(fileURLWithPath: model)
+            let classifier: LoadedModel
+            if ModelFileKind.isCoreML(url) {
+                classifier = try LoadedModel.load(at: url, keyPath: key)
+            } else {
+                switch try loadAnyModel(at: url, keyPath: key) {
+                case .textClassifier(let loaded): classifier = .mlkit(loaded)
+                case .wordTagger(let tagger): return try evaluate(tagger)
+                }
             }
             let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn ?? "label")
                 .read(contentsOf: URL(fileURLWithPath: data))
             guard !dataset.examples.isEmpty else {
                 throw MLKitError(.invalidDataset, "the dataset is empty", at: .init(file: data))
             }
-            let metrics = classifier.evaluation(on: dataset)
+            let metrics = try classifier.evaluation(on: dataset)
             if json {
                 print(try MetricsJSON(metrics).encoded())
             } else {

@@ -39,6 +39,8 @@ extension TrainCommand {
     /// Whether to train a word tagger: `--task`, else what the data holds.
     func trainsTagger() throws -> Bool {
         if let task { return task == .tagger }
+        // A missing file is reported after the classifier's settings are checked.
+        guard FileManager.default.fileExists(atPath: data) else { return false }
         return try DatasetReader().holdsTaggedTokens(at: URL(fileURLWithPath: data), tokensKey: tokenColumn)
     }
 
@@ -47,6 +49,9 @@ extension TrainCommand {
         for (option, given) in [("ngrams", ngrams != nil), ("min-count", minCount != nil), ("class-weights", classWeights != nil)]
             where given {
             throw MLKitError.option(option, "applies to text classifiers, and DATA trains a word tagger")
+        }
+        guard validationSplit > 0 && validationSplit < 1 else {
+            throw MLKitError.option("validation-split", "must lie strictly between 0 and 1")
         }
         let clock = ContinuousClock()
         let start = clock.now

@@ -1,7 +1,5 @@
 import Foundation
-#if !canImport(Accelerate)
-internal import CBLAS
-#endif
+internal import CPlatform
 
 /// The forward-backward algorithm of a linear-chain CRF: the log partition function of a
 /// sentence and the marginal probability of each label at each token, and of each pair of
@@ -20,7 +18,7 @@ internal import CBLAS
 /// `P(yₜ₋₁ = i, yₜ = j) = αₜ₋₁[i] M[i][j] ψₜ[j] βₜ[j] / cₜ`.
 ///
 /// Every row of L labels is stored padded with zeros to a multiple of 8 floats, so that the
-/// C shim's AVX2 kernel (`mlkit_avx2_crf_forward_backward`) runs whole vectors on processors with
+/// C kernel in `CPlatform` (`mlkit_avx2_crf_forward_backward`) runs whole vectors on processors with
 /// AVX2 and FMA; the Swift loops below do the same on others, and with
 /// `MLKIT_SPARSE_KERNELS=portable`. The kernel's fused multiply-adds and polynomial exponential
 /// give results within a few units in the last place of the loops'.
@@ -58,9 +56,10 @@ struct ForwardBackward {
         }
     }
 
-    #if arch(x86_64) && !canImport(Accelerate)
+    #if arch(x86_64)
     /// Whether the AVX2 kernel runs: with AVX2 and FMA, unless `MLKIT_SPARSE_KERNELS=portable`.
-    static let usesAVX2 = SparseKernels.usesAVX2
+    static let usesAVX2 = mlkit_has_avx2_fma() != 0
+        && ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] != "portable"
     #endif
 
     /// Buffers for one sentence at a time, rows padded to the stride.
@@ -108,7 +107,7 @@ struct ForwardBackward {
                                         let buffers = Buffers(psi: psi.baseAddress!, alpha: alpha.baseAddress!, beta: beta.baseAddress!,
                                                               scale: scale.baseAddress!, work: work.baseAddress!,
                                                               pairSums: accumulatingPairs ? pairSums.baseAddress! : nil)
-                                        #if arch(x86_64) && !canImport(Accelerate)
+                                        #if arch(x86_64)
                                         if Self.usesAVX2 && !portable {
                                             return mlkit_avx2_crf_forward_backward(
                                                 scores, length, labels, stride, transitions.baseAddress!, transposed.baseAddress!,
