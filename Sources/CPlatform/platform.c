@@ -21,14 +21,6 @@ int mlkit_has_avx(void) {
     __asm__("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
     return (low & 6) == 6;
 }
-
-int mlkit_has_avx2_fma(void) {
-    unsigned a, b, c, d;
-    if (!mlkit_has_avx() || !__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_FMA)) return 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-    return (b & bit_AVX2) != 0;
-}
 #else
 int mlkit_has_avx(void) { return 0; }
-int mlkit_has_avx2_fma(void) { return 0; }
 #endif

@@ -55,7 +55,7 @@ struct SequenceAlgorithmTests {
         #expect(path.map(Int.init) == best)
     }
 
-    @Test("Forward-backward gives log Z and the marginals of every token, in both kernels",
+    @Test("Forward-backward gives log Z and the marginals of every token",
           arguments: [(1, 3), (3, 3), (6, 3), (4, 9)])
     func forwardBackward(length: Int, labels: Int) {
         let model = randomModel(labels: labels, attributes: 1, seed: 7 + UInt64(length))
@@ -74,55 +74,49 @@ struct SequenceAlgorithmTests {
                 if t > 0 { pairs[path[t - 1] * labels + path[t]] += p }
             }
         }
-        for portable in [false, true] {
+        do {
             var runner = ForwardBackward()
             var scores = original
             var pairSums = [Double](repeating: 0, count: labels * labels)
             let logZ = model.withViews { views in
                 let potentials = ForwardBackward.Potentials(views)
                 let logZ = scores.withUnsafeMutableBufferPointer { scores in
-                    runner.run(scores: scores.baseAddress!, length: length, potentials: potentials, accumulatingPairs: true,
-                               portable: portable)
+                    runner.run(scores: scores.baseAddress!, length: length, potentials: potentials, accumulatingPairs: true)
                 }
                 pairSums.withUnsafeMutableBufferPointer { runner.addExpectedTransitions(to: $0.baseAddress!, potentials: potentials) }
                 return logZ
             }
-            #expect(abs(logZ - (top + log(z))) < 1e-3 * max(1, abs(logZ)), "portable \(portable)")
+            #expect(abs(logZ - (top + log(z))) < 1e-3 * max(1, abs(logZ)))
             for index in marginals.indices {
-                #expect(abs(Double(scores[index]) - marginals[index]) < 1e-4, "marginal \(index), portable \(portable)")
+                #expect(abs(Double(scores[index]) - marginals[index]) < 1e-4, "marginal \(index)")
             }
-            for index in pairs.indices { #expect(abs(pairSums[index] - pairs[index]) < 1e-4, "pair \(index), portable \(portable)") }
+            for index in pairs.indices { #expect(abs(pairSums[index] - pairs[index]) < 1e-4, "pair \(index)") }
         }
     }
 
-    @Test("The two forward-backward kernels agree on long sentences and many labels", arguments: [4, 13, 44, 70])
-    func kernelsAgree(labels: Int) {
+    @Test("On long sentences and many labels, each token's marginals sum to 1 and the transitions to n − 1",
+          arguments: [4, 13, 44, 70])
+    func longSentences(labels: Int) {
         let model = randomModel(labels: labels, attributes: 1, seed: UInt64(labels))
         var generator = SplitMix64(seed: 11)
         let length = 37
-        let original = (0..<(length * labels)).map { _ in generator.nextFloat() * 20 - 10 }
-        var results: [(Double, [Float], [Double])] = []
-        for portable in [false, true] {
-            var runner = ForwardBackward()
-            var scores = original
-            var pairSums = [Double](repeating: 0, count: labels * labels)
-            let logZ = model.withViews { views in
-                let potentials = ForwardBackward.Potentials(views)
-                let logZ = scores.withUnsafeMutableBufferPointer {
-                    runner.run(scores: $0.baseAddress!, length: length, potentials: potentials, accumulatingPairs: true, portable: portable)
-                }
-                pairSums.withUnsafeMutableBufferPointer { runner.addExpectedTransitions(to: $0.baseAddress!, potentials: potentials) }
-                return logZ
+        var scores = (0..<(length * labels)).map { _ in generator.nextFloat() * 20 - 10 }
+        var runner = ForwardBackward()
+        var pairSums = [Double](repeating: 0, count: labels * labels)
+        let logZ = model.withViews { views in
+            let potentials = ForwardBackward.Potentials(views)
+            let logZ = scores.withUnsafeMutableBufferPointer {
+                runner.run(scores: $0.baseAddress!, length: length, potentials: potentials, accumulatingPairs: true)
             }
-            results.append((logZ, scores, pairSums))
+            pairSums.withUnsafeMutableBufferPointer { runner.addExpectedTransitions(to: $0.baseAddress!, potentials: potentials) }
+            return logZ
         }
-        #expect(abs(results[0].0 - results[1].0) < 1e-4 * abs(results[1].0))
-        #expect(zip(results[0].1, results[1].1).allSatisfy { abs($0 - $1) < 1e-4 })
-        #expect(zip(results[0].2, results[1].2).allSatisfy { abs($0 - $1) < 1e-3 })
+        #expect(logZ.isFinite)
         for t in 0..<length {
-            let sum = results[0].1[(t * labels)..<((t + 1) * labels)].reduce(0, +)
+            let sum = scores[(t * labels)..<((t + 1) * labels)].reduce(0, +)
             #expect(abs(sum - 1) < 1e-4)
         }
+        #expect(abs(pairSums.reduce(0, +) - Double(length - 1)) < 1e-3 * Double(length))
     }
 
     @Test("The CRF's gradient matches finite differences of its objective")

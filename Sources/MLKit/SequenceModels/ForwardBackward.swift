@@ -1,5 +1,4 @@
 import Foundation
-internal import CPlatform
 
 /// The forward-backward algorithm of a linear-chain CRF: the log partition function of a
 /// sentence and the marginal probability of each label at each token, and of each pair of
@@ -18,10 +17,10 @@ internal import CPlatform
 /// `P(yₜ₋₁ = i, yₜ = j) = αₜ₋₁[i] M[i][j] ψₜ[j] βₜ[j] / cₜ`.
 ///
 /// Every row of L labels is stored padded with zeros to a multiple of 8 floats, so that the
-/// C kernel in `CPlatform` (`mlkit_avx2_crf_forward_backward`) runs whole vectors on processors with
-/// AVX2 and FMA; the Swift loops below do the same on others, and with
-/// `MLKIT_SPARSE_KERNELS=portable`. The kernel's fused multiply-adds and polynomial exponential
-/// give results within a few units in the last place of the loops'.
+/// loops run over whole SIMD vectors. It is portable Swift, so that a model is the same on every
+/// processor: a kernel in AVX2 with fused multiply-adds saves about 15% of the CPU time of a
+/// CRF's training on 44 labels, but changes 2% of its predictions, which the performance budget
+/// of `docs/architecture.md` refuses.
 struct ForwardBackward {
     /// The exponentials of the transition, start and end weights, computed once per model, in
     /// padded rows.
@@ -56,11 +55,6 @@ struct ForwardBackward {
         }
     }
 
-    #if arch(x86_64)
-    /// Whether the AVX2 kernel runs: with AVX2 and FMA, unless `MLKIT_SPARSE_KERNELS=portable`.
-    static let usesAVX2 = mlkit_has_avx2_fma() != 0
-        && ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] != "portable"
-    #endif
 
     /// Buffers for one sentence at a time, rows padded to the stride.
     private var psi: [Float] = []
@@ -81,9 +75,8 @@ struct ForwardBackward {
     ///   - accumulatingPairs: Whether to add the sentence's pair terms to the sums that
     ///     ``addExpectedTransitions(to:potentials:)`` turns into expected transition counts.
     /// - Returns: `log Z`, the log of the sum over all label sequences of exp(score).
-    ///   - portable: Whether to run the Swift loops even where the AVX2 kernel would run (for tests).
     mutating func run(scores: UnsafeMutablePointer<Float>, length: Int, potentials: Potentials,
-                      accumulatingPairs: Bool = false, portable: Bool = false) -> Double {
+                      accumulatingPairs: Bool = false) -> Double {
         let labels = potentials.labelCount, stride = potentials.stride
         if alpha.count < length * stride {
             let capacity = max(length, 64) * stride
@@ -107,14 +100,6 @@ struct ForwardBackward {
                                         let buffers = Buffers(psi: psi.baseAddress!, alpha: alpha.baseAddress!, beta: beta.baseAddress!,
                                                               scale: scale.baseAddress!, work: work.baseAddress!,
                                                               pairSums: accumulatingPairs ? pairSums.baseAddress! : nil)
-                                        #if arch(x86_64)
-                                        if Self.usesAVX2 && !portable {
-                                            return mlkit_avx2_crf_forward_backward(
-                                                scores, length, labels, stride, transitions.baseAddress!, transposed.baseAddress!,
-                                                potentials.start, potentials.end, buffers.psi, buffers.alpha, buffers.beta,
-                                                buffers.scale, buffers.work, buffers.pairSums)
-                                        }
-                                        #endif
                                         return Self.run(scores, length, labels, stride, transitions.baseAddress!,
                                                         transposed.baseAddress!, potentials, buffers)
                                     }
@@ -161,7 +146,7 @@ struct ForwardBackward {
         }
     }
 
-    /// The portable forward-backward, the algorithm of the C kernel in Swift.
+    /// The forward-backward pass over one sentence, on padded rows.
     private static func run(_ scores: UnsafeMutablePointer<Float>, _ length: Int, _ labels: Int, _ stride: Int,
                             _ transitions: UnsafePointer<Float>, _ transposed: UnsafePointer<Float>,
                             _ potentials: Potentials, _ buffers: Buffers) -> Double {
