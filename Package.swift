@@ -140,6 +140,7 @@ let package = Package(
         .testTarget(
             name: "EncryptionTests",
             dependencies: ["MLKitEncryption", "MLKit"],
+            exclude: ["Fixtures"],  // encrypted golden model files and their test keys, read by path
             swiftSettings: strictSettings
         ),
         .testTarget(
