@@ -54,6 +54,38 @@ struct KeyTests {
         #expect(try ModelKey(keyFileData: key.keyFileData()) == key)
     }
 
+    @Test("Apple's layout is read from XML and binary property lists alike, extra fields and the IV aside",
+          arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
+    func appleLayout(format: PropertyListSerialization.PropertyListFormat) throws {
+        let fields: [String: Any] = ["Key": Data(0..<16), "IV": Data(16..<32), "KeyIdentifier": "0F4E2C61-8C0B-4F64-9C51-2E5A8B7D3A10",
+                                     "Version": 1, "Comment": "extra"]
+        let data = try PropertyListSerialization.data(fromPropertyList: fields, format: format, options: 0)
+        let key = try ModelKey(keyFileData: data, source: "k.mlmodelkey")
+        #expect(key.identifier == "0F4E2C61-8C0B-4F64-9C51-2E5A8B7D3A10")
+        #expect(key.cipher == .aes128GCM)
+        #expect(key.material == Array(0..<16))
+        var wrongVersion = fields
+        wrongVersion["Version"] = 2
+        let error = Fixtures.encryptionError {
+            _ = try ModelKey(keyFileData: try PropertyListSerialization.data(fromPropertyList: wrongVersion, format: format, options: 0))
+        }
+        #expect(error?.code == .unsupportedEncryption)
+    }
+
+    @Test("A binary property list that holds a set, not a dictionary, is refused as a bad key file")
+    func setInsteadOfDictionary() throws {
+        // Apple's layout with the top-level dictionary's marker (0xD4) changed to a set's (0xC4).
+        // PropertyListSerialization builds it as Foundation objects, and bridging that set to
+        // Swift crashes swift-corelibs-foundation; PropertyListDecoder reports a type mismatch.
+        let data = try #require(Data(base64Encoded: "YnBsaXN0MDDEAQIDBAUGBwhSSVZdS2V5SWRlbnRpZmllclNLZXlXVmVyc2lvbk8QEBAREhMUFRYXGBkaGxwdHh9f"
+            + "ECQwRjRFMkM2MS04QzBCLTRGNjQtOUM1MS0yRTVBOEI3RDNBMTBPEBAAAQIDBAUGBwgJCgsMDQ4PEAEIERQiJi5BaHsAAAAAAAABAQAAAAAAAAAJ"
+            + "AAAAAAAAAAAAAAAAAAAAfQ=="))
+        let error = Fixtures.encryptionError { _ = try ModelKey(keyFileData: data, source: "set.mlmodelkey") }
+        #expect(error?.code == .invalidKeyFile)
+        #expect(error?.description == "set.mlmodelkey: invalid key file: not a property list with a dictionary "
+                + "(an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version)")
+    }
+
     @Test("Bad key files are refused, naming the file and the field", arguments: [
         ("not json", "invalid key file: neither an mlkit key file (JSON) nor an Apple .mlmodelkey property list"),
         ("{\"format\": \"mlkit-key\", \"version\": 1}", "invalid key file: missing field \"identifier\""),

@@ -129,21 +129,45 @@ extension ModelKey {
         func invalid(_ reason: String, _ identifier: String? = nil) -> EncryptionError {
             EncryptionError(.invalidKeyFile, reason, keyIdentifier: identifier, file: source)
         }
-        guard let object = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-              let fields = object as? [String: Any] else {
+        // PropertyListDecoder parses into the fields it is asked for. PropertyListSerialization
+        // would build the whole plist as Foundation objects first, and bridging a set of them
+        // to Swift crashes swift-corelibs-foundation (a segmentation fault, not an error).
+        let fields: AppleKeyFileFields
+        do {
+            fields = try PropertyListDecoder().decode(AppleKeyFileFields.self, from: data)
+        } catch {
             throw invalid("not a property list with a dictionary (an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version)")
         }
-        guard let identifier = fields["KeyIdentifier"] as? String else {
+        guard let identifier = fields.identifier else {
             throw invalid("missing field \"KeyIdentifier\" (a string)")
         }
-        if let version = fields["Version"] as? Int, version != 1 {
+        if let version = fields.version, version != 1 {
             throw EncryptionError(.unsupportedEncryption, "key \(identifier): Apple key file version \(version) is not supported (1)",
                                   keyIdentifier: identifier, file: source)
         }
-        guard let material = fields["Key"] as? Data else {
+        guard let material = fields.key else {
             throw invalid("key \(identifier): missing field \"Key\" (data)", identifier)
         }
         return try ModelKey(identifier: identifier, cipher: .aes128GCM, material: Array(material), created: nil, source: source)
+    }
+
+    /// The fields mlkit reads from one of Apple's `.mlmodelkey` property lists. A field of
+    /// another type counts as absent, so each is reported by name; the `IV` is not read.
+    private struct AppleKeyFileFields: Decodable {
+        let identifier: String?
+        let version: Int?
+        let key: Data?
+
+        private enum CodingKeys: String, CodingKey {
+            case identifier = "KeyIdentifier", version = "Version", key = "Key"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            identifier = try? container.decodeIfPresent(String.self, forKey: .identifier)
+            version = try? container.decodeIfPresent(Int.self, forKey: .version)
+            key = try? container.decodeIfPresent(Data.self, forKey: .key)
+        }
     }
 
     /// The bytes of a key file, with this module's errors.
