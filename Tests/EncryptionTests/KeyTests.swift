@@ -76,14 +76,14 @@ struct KeyTests {
     func setInsteadOfDictionary() throws {
         // Apple's layout with the top-level dictionary's marker (0xD4) changed to a set's (0xC4).
         // PropertyListSerialization builds it as Foundation objects, and bridging that set to
-        // Swift crashes swift-corelibs-foundation; PropertyListDecoder reports a type mismatch.
+        // Swift crashes swift-corelibs-foundation.
         let data = try #require(Data(base64Encoded: "YnBsaXN0MDDEAQIDBAUGBwhSSVZdS2V5SWRlbnRpZmllclNLZXlXVmVyc2lvbk8QEBAREhMUFRYXGBkaGxwdHh9f"
             + "ECQwRjRFMkM2MS04QzBCLTRGNjQtOUM1MS0yRTVBOEI3RDNBMTBPEBAAAQIDBAUGBwgJCgsMDQ4PEAEIERQiJi5BaHsAAAAAAAABAQAAAAAAAAAJ"
             + "AAAAAAAAAAAAAAAAAAAAfQ=="))
         let error = Fixtures.encryptionError { _ = try ModelKey(keyFileData: data, source: "set.mlmodelkey") }
         #expect(error?.code == .invalidKeyFile)
         #expect(error?.description == "set.mlmodelkey: invalid key file: not a property list with a dictionary "
-                + "(an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version)")
+                + "(an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version): the top object is a set, not a dictionary")
     }
 
     @Test("Bad key files are refused, naming the file and the field", arguments: [

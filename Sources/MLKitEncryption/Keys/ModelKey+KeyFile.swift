@@ -129,45 +129,25 @@ extension ModelKey {
         func invalid(_ reason: String, _ identifier: String? = nil) -> EncryptionError {
             EncryptionError(.invalidKeyFile, reason, keyIdentifier: identifier, file: source)
         }
-        // PropertyListDecoder parses into the fields it is asked for. PropertyListSerialization
-        // would build the whole plist as Foundation objects first, and bridging a set of them
-        // to Swift crashes swift-corelibs-foundation (a segmentation fault, not an error).
-        let fields: AppleKeyFileFields
+        let fields: [String: ApplePropertyList.Value]
         do {
-            fields = try PropertyListDecoder().decode(AppleKeyFileFields.self, from: data)
-        } catch {
-            throw invalid("not a property list with a dictionary (an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version)")
+            fields = try ApplePropertyList.topDictionary(data)
+        } catch let failure as ApplePropertyList.Failure {
+            throw invalid("not a property list with a dictionary (an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version): "
+                          + failure.reason)
         }
-        guard let identifier = fields.identifier else {
+        // A field of another type counts as absent, so that the message names it.
+        guard case .string(let identifier) = fields["KeyIdentifier"] else {
             throw invalid("missing field \"KeyIdentifier\" (a string)")
         }
-        if let version = fields.version, version != 1 {
+        if case .integer(let version) = fields["Version"], version != 1 {
             throw EncryptionError(.unsupportedEncryption, "key \(identifier): Apple key file version \(version) is not supported (1)",
                                   keyIdentifier: identifier, file: source)
         }
-        guard let material = fields.key else {
+        guard case .data(let material) = fields["Key"] else {
             throw invalid("key \(identifier): missing field \"Key\" (data)", identifier)
         }
         return try ModelKey(identifier: identifier, cipher: .aes128GCM, material: Array(material), created: nil, source: source)
-    }
-
-    /// The fields mlkit reads from one of Apple's `.mlmodelkey` property lists. A field of
-    /// another type counts as absent, so each is reported by name; the `IV` is not read.
-    private struct AppleKeyFileFields: Decodable {
-        let identifier: String?
-        let version: Int?
-        let key: Data?
-
-        private enum CodingKeys: String, CodingKey {
-            case identifier = "KeyIdentifier", version = "Version", key = "Key"
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            identifier = try? container.decodeIfPresent(String.self, forKey: .identifier)
-            version = try? container.decodeIfPresent(Int.self, forKey: .version)
-            key = try? container.decodeIfPresent(Data.self, forKey: .key)
-        }
     }
 
     /// The bytes of a key file, with this module's errors.
