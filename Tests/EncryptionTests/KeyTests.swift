@@ -86,6 +86,26 @@ struct KeyTests {
                 + "(an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version): the top object is a set, not a dictionary")
     }
 
+    @Test("An identifier with a control or format character or a noncharacter is refused, in either kind of key file")
+    func identifierCharacters() throws {
+        // Apple's layout in a binary list whose KeyIdentifier is U+FEFF U+FFFF U+FFFF U+FFFF: a
+        // JSON reader drops the leading U+FEFF, so its mlkit key file would name another key.
+        let apple = try #require(Data(base64Encoded: "YnBsaXN0MDDUAQIDBAUGBwhSSVZdS2V5SWRlbnRpZmllclNLZXlXVmVyc2lvbk8QEBMVEhQXERAWGBkaGxwd"
+            + "Hh9fECQwRjRFMkM2MS04QzBCLTRGNjQtOUM1MS0yRTVBOEI3RDNBImlk/v////////8iOi0JCgsMDQ4PEAEIERQiJkFoLnsAAAAAAAABAQAAAAAAAAAJ"
+            + "AAAAAAAAAAAAAAAAAAAAfQ=="))
+        for (data, source) in [(apple, "k.mlmodelkey")] + ["\\uFEFFabc", "a\\u0007b", "a\\u200Bb", "a\\uFDD0"].map { identifier in
+            (Data("""
+                {"algorithm": "AES-256-GCM", "format": "mlkit-key", "identifier": "\(identifier)",
+                 "key": "\(Data(count: 32).base64EncodedString())", "version": 1}
+                """.utf8), "k.mlkitkey")
+        } {
+            let error = Fixtures.encryptionError { _ = try ModelKey(keyFileData: data, source: source) }
+            #expect(error?.code == .invalidKeyFile)
+            #expect(error?.message == "field \"identifier\": the key identifier holds a control or format character or a noncharacter")
+        }
+        #expect(try ModelKey(keyFileData: Data(#"{"algorithm": "AES-128-GCM", "format": "mlkit-key", "identifier": "clé-été 7", "key": "AAAAAAAAAAAAAAAAAAAAAA==", "version": 1}"#.utf8)).identifier == "clé-été 7")
+    }
+
     @Test("Bad key files are refused, naming the file and the field", arguments: [
         ("not json", "invalid key file: neither an mlkit key file (JSON) nor an Apple .mlmodelkey property list"),
         ("{\"format\": \"mlkit-key\", \"version\": 1}", "invalid key file: missing field \"identifier\""),

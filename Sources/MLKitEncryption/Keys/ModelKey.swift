@@ -22,6 +22,13 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
     /// The longest identifier a header can hold, in UTF-8 bytes.
     static let maximumIdentifierLength = 255
 
+    /// Whether an identifier may hold `scalar`: not a control or format character (invisible
+    /// in messages and paths; JSON readers drop a leading U+FEFF from a string, so such a key
+    /// would not read back from its own key file), and not a noncharacter.
+    static func isAllowedInIdentifier(_ scalar: Unicode.Scalar) -> Bool {
+        !scalar.properties.isNoncharacterCodePoint && ![.control, .format].contains(scalar.properties.generalCategory)
+    }
+
     /// Creates a key from its parts, checking the identifier and the material's size.
     /// - Throws: ``EncryptionError`` with code `invalidKeyFile`, naming `source` and the field.
     init(identifier: String, cipher: ModelCipher, material: [UInt8], created: Date?, source: String?) throws {
@@ -31,6 +38,9 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
         }
         guard !identifier.isEmpty, identifier.utf8.count <= Self.maximumIdentifierLength else {
             throw invalid("identifier", "the key identifier must have 1 to \(Self.maximumIdentifierLength) bytes of UTF-8")
+        }
+        guard identifier.unicodeScalars.allSatisfy(Self.isAllowedInIdentifier) else {
+            throw invalid("identifier", "the key identifier holds a control or format character or a noncharacter")
         }
         guard material.count == cipher.keySize else {
             throw invalid("key", "key \(identifier) is for \(cipher.rawValue), which needs \(cipher.keySize) bytes, "
