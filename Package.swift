@@ -125,7 +125,8 @@ let package = Package(
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
-        // Child processes with deadlines, for the tests that run the built binary.
+        // Child processes with deadlines, for the tests that run the built binary, and the
+        // paths of the fixtures and of the reference files beside the checkout.
         .target(
             name: "TestSupport",
             path: "Tests/TestSupport",
@@ -133,13 +134,13 @@ let package = Package(
         ),
         .testTarget(
             name: "MLKitTests",
-            dependencies: ["MLKit"],
+            dependencies: ["MLKit", "TestSupport"],
             exclude: ["Fixtures"],  // golden model files, read by path
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "EncryptionTests",
-            dependencies: ["MLKitEncryption", "MLKit"],
+            dependencies: ["MLKitEncryption", "MLKit", "TestSupport"],
             exclude: ["Fixtures"],  // encrypted golden model files and their test keys, read by path
             swiftSettings: strictSettings
         ),

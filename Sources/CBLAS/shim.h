@@ -233,7 +233,7 @@ static inline int mlkit_avx_dual_lane_steps(long lanes, const float *margins, in
 // (ProbabilityCalibration.swift), four doubles at a time with AVX2 and fused multiply-adds, for
 // processors that have them. Their results are within a few units in the last place of the C
 // library's `exp` and `log1p` (at most 1 and 3 over 80 million arguments spread over their
-// domains, session 24), not bit-identical to them: the calibration's fitted parameters, returned
+// domains), not bit-identical to them: the calibration's fitted parameters, returned
 // as floats, may differ in their last bit from those of a processor without AVX2.
 
 // 1 when the processor has AVX2 and FMA and the operating system saves the 256-bit registers.
@@ -252,7 +252,7 @@ static inline int mlkit_has_avx2_fma(void) {
 // dependent operations is 4 fused multiply-adds long where Horner's rule is 13: the calibration's
 // passes are bound by that latency. The last step, 1 + r·T, adds T's few units of rounding only
 // after scaling them by |r| ≤ 0.35, so the result stays within 1 unit in the last place of the C
-// library's `exp` over [-708, 0], as with Horner's rule (session 26).
+// library's `exp` over [-708, 0], as with Horner's rule.
 __attribute__((target("avx2,fma"), always_inline))
 static inline __m256d mlkit_avx2_exp_nonpositive(__m256d x) {
     const __m256d floor = _mm256_set1_pd(-708.0);

@@ -29,7 +29,7 @@ struct MLKitCommand: AsyncParsableCommand {
     /// larger block it allocates is mapped afresh and unmapped when freed, whatever
     /// ``FreedMemory/keepForReuse()`` asks. The main thread allocates from the main heap, which
     /// keeps freed blocks for reuse: `mlkit train` on wordnet-hypernyms took 180k page faults
-    /// instead of 400k (`docs/benchmarks.md`, session 21).
+    /// instead of 400k.
     static func main() async {
         BLASThreads.useCallingThreadOnly()
         do {

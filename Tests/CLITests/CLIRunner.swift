@@ -12,10 +12,6 @@ enum CLI {
     /// The repository's root folder.
     static let repositoryRoot = ChildProcess.repositoryRoot
 
-    /// The shared reference material beside the repository.
-    static let seedArtifacts = repositoryRoot.deletingLastPathComponent()
-        .appendingPathComponent("shared/seed-artifacts")
-
     /// Runs `mlkit` with `arguments`, feeding `input` to its standard input.
     static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
                     in directory: URL? = nil) throws -> Result {

@@ -4,9 +4,22 @@ import Testing
 
 @Suite("mlkit train, predict, evaluate and info", .timeLimit(.minutes(10)))
 struct ClassifierCommandTests {
-    static let headlines = CLI.seedArtifacts.appendingPathComponent("texts.json").path
+    static let headlines = ProjectFixtures.headlines.path
 
-    @Test("The chapter's examples: train on the headlines, then predict both")
+    @Test("The chapter's examples: train on its headlines, then predict both", .needsSeedArtifacts("texts.json"))
+    func chapterExamples() throws {
+        let folder = try CLI.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("headlines.mlkit").path
+        let trained = try CLI.run(["train", SeedArtifacts.path("texts.json"), "-o", model])
+        #expect(trained.status == 0, "\(trained.stderr)")
+        let predicted = try CLI.run(["predict", "--model", model, "Snap users drop for first time, but revenue climbs",
+                                     "President Donald Trump is approving a new law"])
+        #expect(predicted.status == 0)
+        #expect(predicted.stdout == "Tech\nUS Politics\n")
+    }
+
+    @Test("Train on headlines, then predict, show the model's information and evaluate it")
     func trainAndPredict() throws {
         let folder = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -17,8 +30,8 @@ struct ClassifierCommandTests {
         #expect(trained.stdout.contains("training accuracy    1.0000"))
         #expect(trained.stdout.contains("model                \(model)"))
 
-        let predicted = try CLI.run(["predict", "--model", model, "Snap users drop for first time, but revenue climbs",
-                                     "President Donald Trump is approving a new law"])
+        let predicted = try CLI.run(["predict", "--model", model, "Phone maker's revenue climbs as users upgrade their devices",
+                                     "The Senate votes on the president's budget law"])
         #expect(predicted.status == 0)
         #expect(predicted.stdout == "Tech\nUS Politics\n")
 

@@ -5,7 +5,7 @@ import Testing
 @Suite("mlkit keygen, encrypt, decrypt and --key", .timeLimit(.minutes(10)))
 struct EncryptionCommandTests {
     static let sentiment = CLI.repositoryRoot.appendingPathComponent("trained/sentiment.mlkit").path
-    static let appleKey = CLI.seedArtifacts.appendingPathComponent("SentimentPolarity.mlmodelkey").path
+    static let appleKey = SeedArtifacts.path("SentimentPolarity.mlmodelkey")
 
     /// The identifier in a key file.
     static func identifier(ofKeyFile path: String) throws -> String {
@@ -152,8 +152,8 @@ struct EncryptionCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["enc.mlkit", "new.mlkitkey", "old.mlkitkey"])
     }
 
-    @Test("A key file others can read gets a warning; Apple's .mlmodelkey works as a key")
-    func keyFileSources() throws {
+    @Test("A key file others can read gets a warning")
+    func openKeyFile() throws {
         let folder = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let key = try Self.keygen(in: folder)
@@ -162,7 +162,12 @@ struct EncryptionCommandTests {
         let warned = try CLI.run(["encrypt", Self.sentiment, "--key", key, "-o", encrypted])
         #expect(warned.status == 0)
         #expect(warned.stderr == "mlkit: warning: \(key): the key file is open to others (mode 0644); restrict it to its owner with chmod 600\n")
+    }
 
+    @Test("The chapter's .mlmodelkey works as a key", .needsSeedArtifacts("SentimentPolarity.mlmodelkey"))
+    func appleKeyFile() throws {
+        let folder = try CLI.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let apple = folder.appendingPathComponent("apple.mlmodelkey").path
         try FileManager.default.copyItem(atPath: Self.appleKey, toPath: apple)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: apple)

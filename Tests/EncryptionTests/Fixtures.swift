@@ -2,25 +2,23 @@ import Foundation
 import MLKit
 @testable import MLKitEncryption
 import Testing
+import TestSupport
 
 /// Models, keys and folders shared by the encryption tests.
 enum Fixtures {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let seedArtifacts = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/seed-artifacts")
-    static let appleKeyFile = seedArtifacts.appendingPathComponent("SentimentPolarity.mlmodelkey")
+    static let repositoryRoot = ChildProcess.repositoryRoot
+    /// The chapter's key file, for tests that carry `.needsSeedArtifacts("SentimentPolarity.mlmodelkey")`.
+    static let appleKeyFile = SeedArtifacts.url("SentimentPolarity.mlmodelkey")
     static let sentimentModel = repositoryRoot.appendingPathComponent("trained/sentiment.mlkit")
 
     /// Texts to compare predictions on.
     static let texts = ["Snap users drop for first time, but revenue climbs", "President Donald Trump is approving a new law",
                         "We took an exclusive ride in a flying car", "The senate votes on the budget"]
 
-    /// A model of the given kind, trained on the chapter's 30 headlines.
+    /// A model of the given kind, trained on the project's 40 headlines.
     static func trainedModel(_ algorithm: TextClassifierParameters.Algorithm) throws -> TextClassifier {
-        let url = seedArtifacts.appendingPathComponent("texts.json")
-        try #require(FileManager.default.fileExists(atPath: url.path), "the reference texts.json is missing at \(url.path)")
-        return try TextClassifier(trainingData: try DatasetReader().read(contentsOf: url),
-                                  parameters: .init(algorithm: algorithm, seed: 3, threads: 1))
+        try TextClassifier(trainingData: try DatasetReader().read(contentsOf: ProjectFixtures.headlines),
+                           parameters: .init(algorithm: algorithm, seed: 3, threads: 1))
     }
 
     /// The bytes of a small trained model file, trained once.

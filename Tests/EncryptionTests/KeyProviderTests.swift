@@ -2,6 +2,7 @@ import Foundation
 import MLKit
 import MLKitEncryption
 import Testing
+import TestSupport
 
 @Suite("Key providers and loading with them")
 struct KeyProviderTests {
@@ -47,7 +48,8 @@ struct KeyProviderTests {
         let team = ModelKey.generate(), other = ModelKey.generate(cipher: .chaCha20Poly1305)
         try team.write(to: folder.appendingPathComponent("team.mlkitkey"))
         try other.write(to: folder.appendingPathComponent("other.mlkitkey"))
-        try FileManager.default.copyItem(at: Fixtures.appleKeyFile, to: folder.appendingPathComponent("apple.mlmodelkey"))
+        try ProjectFixtures.appleStyleKeyFile(identifier: "DECFAB02-AF49-47DB-A794-508A94E0D633")
+            .write(to: folder.appendingPathComponent("apple.mlmodelkey"))
         try Data("ignored".utf8).write(to: folder.appendingPathComponent("notes.txt"))
 
         let single = try KeyFileProvider(contentsOf: folder.appendingPathComponent("team.mlkitkey"))

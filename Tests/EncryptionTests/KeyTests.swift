@@ -1,6 +1,7 @@
 import Foundation
 @testable import MLKitEncryption
 import Testing
+import TestSupport
 
 @Suite("Keys and key files")
 struct KeyTests {
@@ -39,9 +40,9 @@ struct KeyTests {
         #expect(String(decoding: data, as: UTF8.self).hasSuffix("\n}\n"))
     }
 
-    @Test("Apple's .mlmodelkey is accepted: its 128-bit key and its identifier, for AES-128-GCM")
+    @Test("Apple's .mlmodelkey is accepted: its 128-bit key and its identifier, for AES-128-GCM",
+          .needsSeedArtifacts("SentimentPolarity.mlmodelkey"))
     func appleKey() throws {
-        try #require(FileManager.default.fileExists(atPath: Fixtures.appleKeyFile.path), "missing \(Fixtures.appleKeyFile.path)")
         let key = try ModelKey(contentsOf: Fixtures.appleKeyFile)
         #expect(key.identifier == "DECFAB02-AF49-47DB-A794-508A94E0D633")
         #expect(key.cipher == .aes128GCM)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MLKit
 
 // MARK: - Helpers
@@ -665,21 +666,11 @@ private enum PinnedSplit {
 
 @Suite("Reference chapter files")
 struct ReferenceFileTests {
-    /// `<repo>/../shared/seed-artifacts/`: the repository root is three levels above this file.
-    private static let folder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "shared/seed-artifacts", directoryHint: .isDirectory)
+    private func file(_ name: String) -> URL { SeedArtifacts.url(name) }
 
-    private func file(_ name: String) throws -> URL {
-        let url = Self.folder.appending(path: name)
-        try #require(FileManager.default.fileExists(atPath: url.path),
-                     "missing \(url.path): the reference files must sit in shared/seed-artifacts beside the repository")
-        return url
-    }
-
-    @Test("texts.json: 30 headlines, 16 US Politics and 14 Tech")
+    @Test("texts.json: 30 headlines, 16 US Politics and 14 Tech", .needsSeedArtifacts("texts.json"))
     func texts() throws {
-        let dataset = try DatasetReader().read(contentsOf: try file("texts.json")).validatedForTraining()
+        let dataset = try DatasetReader().read(contentsOf: file("texts.json")).validatedForTraining()
         #expect(dataset.count == 30)
         #expect(dataset.labels == ["Tech", "US Politics"])
         #expect(dataset.examples.filter { $0.label == "US Politics" }.count == 16)
@@ -689,9 +680,9 @@ struct ReferenceFileTests {
         #expect(split.training.labels == dataset.labels)
     }
 
-    @Test("labels.json: 12 word-tagger rows with matching counts")
+    @Test("labels.json: 12 word-tagger rows with matching counts", .needsSeedArtifacts("labels.json"))
     func labels() throws {
-        let rows = try DatasetReader().readTaggedTokens(contentsOf: try file("labels.json"))
+        let rows = try DatasetReader().readTaggedTokens(contentsOf: file("labels.json"))
         #expect(rows.count == 12)
         #expect(rows.allSatisfy { $0.tokens.count == $0.labels.count && !$0.tokens.isEmpty })
         #expect(rows.first?.tokens.prefix(2) == ["Ralph", "Nader"])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MLKit
 
 // MARK: - Helpers
@@ -269,16 +270,9 @@ struct EmbeddingPredictionTests {
 
 @Suite("Embedding classifier: reference headlines")
 struct EmbeddingHeadlineTests {
-    /// `<repo>/../shared/seed-artifacts/texts.json`: the repository root is three levels above this file.
-    private static let texts = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "shared/seed-artifacts/texts.json")
-
-    @Test("With default settings, 30 headlines are enough to label two new ones")
+    @Test("With default settings, 30 headlines are enough to label two new ones", .needsSeedArtifacts("texts.json"))
     func headlines() throws {
-        try #require(FileManager.default.fileExists(atPath: Self.texts.path),
-                     "missing \(Self.texts.path): the reference files must sit in shared/seed-artifacts beside the repository")
-        let dataset = try DatasetReader().read(contentsOf: Self.texts).validatedForTraining()
+        let dataset = try Reference.chapterHeadlines().validatedForTraining()
         let featurizer = try Featurizer(configuration: .init(maxWordNGram: 2))
         let matrix = featurizer.matrix(for: dataset.examples.map(\.text))
         let labels = dataset.examples.map { Int32(dataset.labels.firstIndex(of: $0.label)!) }

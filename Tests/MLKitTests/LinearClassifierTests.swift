@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MLKit
 
 // MARK: - Helpers
@@ -810,14 +811,10 @@ struct CalibrationTests {
 
 @Suite("The reference headlines")
 struct ReferenceHeadlineTests {
-    /// `../shared/seed-artifacts/texts.json` from the repository root.
-    static let textsURL = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: "shared/seed-artifacts/texts.json")
-
-    @Test("Every trainer labels the two sample headlines as Create ML does", arguments: defaultTrainers.indices)
+    @Test("Every trainer labels the two sample headlines as Create ML does", .needsSeedArtifacts("texts.json"),
+          arguments: defaultTrainers.indices)
     func sampleHeadlines(trainer: Int) throws {
-        let dataset = try DatasetReader().read(contentsOf: Self.textsURL)
+        let dataset = try Reference.chapterHeadlines()
         let configuration = FeaturizerConfiguration(indexing: .vocabulary(.init()))
         let featurizer = try Featurizer(fitting: dataset.examples.map(\.text), configuration: configuration)
         let labels = dataset.examples.map { Int32(dataset.labels.firstIndex(of: $0.label)!) }

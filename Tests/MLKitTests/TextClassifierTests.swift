@@ -1,31 +1,33 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MLKit
 
 /// Paths of the reference material and the test fixtures.
 enum Reference {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let seedArtifacts = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/seed-artifacts")
+    static let repositoryRoot = ChildProcess.repositoryRoot
     static let models = repositoryRoot.appendingPathComponent("Tests/MLKitTests/Fixtures/models")
 
-    /// The chapter's 30 headlines.
+    /// The project's 40 headlines (`Tests/Fixtures/headlines.json`).
     static func headlines() throws -> TextDataset {
-        let url = seedArtifacts.appendingPathComponent("texts.json")
-        try #require(FileManager.default.fileExists(atPath: url.path), "the reference texts.json is missing at \(url.path)")
-        return try DatasetReader().read(contentsOf: url)
+        try DatasetReader().read(contentsOf: ProjectFixtures.headlines)
+    }
+
+    /// The chapter's 30 headlines, for tests that carry `.needsSeedArtifacts("texts.json")`.
+    static func chapterHeadlines() throws -> TextDataset {
+        try DatasetReader().read(contentsOf: SeedArtifacts.url("texts.json"))
     }
 
     static let techHeadline = "Snap users drop for first time, but revenue climbs"
     static let politicsHeadline = "President Donald Trump is approving a new law"
 }
 
-@Suite("Training on the reference headlines")
+@Suite("Training on headlines")
 struct HeadlineTrainingTests {
-    @Test("Every algorithm, and auto, labels the chapter's two examples correctly",
+    @Test("Every algorithm, and auto, labels the chapter's two examples correctly", .needsSeedArtifacts("texts.json"),
           arguments: [TextClassifierParameters.Algorithm.automatic, .naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM, .embedding])
     func chapterExamples(algorithm: TextClassifierParameters.Algorithm) throws {
-        let classifier = try TextClassifier(trainingData: try Reference.headlines(),
+        let classifier = try TextClassifier(trainingData: try Reference.chapterHeadlines(),
                                             parameters: .init(algorithm: algorithm))
         #expect(classifier.labels == ["Tech", "US Politics"])
         #expect(classifier.predictedLabel(for: Reference.techHeadline) == "Tech")
@@ -34,6 +36,15 @@ struct HeadlineTrainingTests {
         #expect(Set(hypotheses.keys) == ["Tech", "US Politics"])
         #expect(abs(hypotheses.values.reduce(0, +) - 1) < 1e-5)
         #expect(classifier.trainingMetrics?.accuracy == 1)
+    }
+
+    @Test("Every algorithm, and auto, labels two new headlines correctly",
+          arguments: [TextClassifierParameters.Algorithm.automatic, .naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM, .embedding])
+    func newHeadlines(algorithm: TextClassifierParameters.Algorithm) throws {
+        let classifier = try TextClassifier(trainingData: try Reference.headlines(), parameters: .init(algorithm: algorithm))
+        #expect(classifier.labels == ["Tech", "US Politics"])
+        #expect(classifier.predictedLabel(for: "Phone maker's revenue climbs as users upgrade their devices") == "Tech")
+        #expect(classifier.predictedLabel(for: "The Senate votes on the president's budget law") == "US Politics")
     }
 
     @Test("Training is deterministic for a seed: the same probabilities, bit for bit")
@@ -53,10 +64,11 @@ struct HeadlineTrainingTests {
         let classifier = try TextClassifier(trainingData: try Reference.headlines())
         let summary = try #require(classifier.trainingSummary)
         #expect(summary.reason.hasPrefix("the first in order of preference within one standard error of the best validation accuracy"))
-        #expect(summary.reason.contains("of 5 candidates on 3 held-out examples"))
+        // 40 headlines: 10% held out, stratified, is 2 of each label.
+        #expect(summary.reason.contains("of 5 candidates on 4 held-out examples"))
         #expect(summary.reason.contains(", then the same with the features seen at least 2 times only, "))
-        #expect(summary.examples == 30)
-        #expect(classifier.validationMetrics?.count == 3)
+        #expect(summary.examples == 40)
+        #expect(classifier.validationMetrics?.count == 4)
     }
 
     @Test("A single label or an empty dataset is refused with a clear error")

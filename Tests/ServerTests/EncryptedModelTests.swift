@@ -2,14 +2,12 @@ import Foundation
 import MLKit
 import MLKitEncryption
 import Testing
+import TestSupport
 
 /// Encrypted models on the server: uploaded without their key, deployed with their key
 /// identifier, and their keys registered and served only to read tokens that may have them.
 @Suite("Encrypted models and keys", .timeLimit(.minutes(10)))
 struct EncryptedModelTests {
-    static let appleKeyFile = ServerFixture.repositoryRoot.deletingLastPathComponent()
-        .appendingPathComponent("shared/seed-artifacts/SentimentPolarity.mlmodelkey")
-
     @Test("An encrypted model is stored and resolved with its key identifier; its key goes only to allowed read tokens")
     func encryptedModelAndKey() async throws {
         let (server, client, publish) = try ServerFixture.start()
@@ -72,7 +70,7 @@ struct EncryptedModelTests {
         let (server, client, publish) = try ServerFixture.start()
         try await ServerFixture.createCollection(client, "apple", models: ["m"], token: publish)
         let read = try server.token(scope: "read", collection: "apple")
-        let appleKey = try Data(contentsOf: Self.appleKeyFile)
+        let appleKey = try ProjectFixtures.appleStyleKeyFile(identifier: "DECFAB02-AF49-47DB-A794-508A94E0D633")
         let identifier = try ModelKey(keyFileData: appleKey).identifier
 
         let registered = try await client.send("PUT", "/v1/collections/apple/keys/\(identifier)", body: appleKey, token: publish)

@@ -25,12 +25,31 @@ public enum SeedArtifacts {
     }
 }
 
+/// The project's own test fixtures in `Tests/Fixtures/`, which every test may rely on.
+public enum ProjectFixtures {
+    /// `Tests/Fixtures`.
+    public static let folder = ChildProcess.repositoryRoot.appendingPathComponent("Tests/Fixtures", isDirectory: true)
+
+    /// 40 news headlines written for these tests, 20 `Tech` and 20 `US Politics`, in Create ML's
+    /// JSON format: the data for tests that need a small trained classifier.
+    public static let headlines = folder.appendingPathComponent("headlines.json")
+
+    /// A key file in Apple's `.mlmodelkey` form (an XML property list with `Key`, `IV`,
+    /// `KeyIdentifier` and `Version`), with fresh random material.
+    public static func appleStyleKeyFile(identifier: String) throws -> Data {
+        let plist: [String: Any] = ["Key": Data((0..<16).map { _ in UInt8.random(in: 0...255) }),
+                                    "IV": Data((0..<16).map { _ in UInt8.random(in: 0...255) }),
+                                    "KeyIdentifier": identifier, "Version": 1]
+        return try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+    }
+}
+
 extension Trait where Self == ConditionTrait {
     /// Runs the test only when the reference files `names` sit in `../shared/seed-artifacts/`
     /// beside the checkout, and otherwise skips it, saying which file is missing.
     public static func needsSeedArtifacts(_ names: String...) -> Self {
         let missing = names.filter { !SeedArtifacts.has([$0]) }
-        let reason = "skipped: needs the reference file\(missing.count == 1 ? "" : "s") "
+        let reason = "needs the reference file\(missing.count == 1 ? "" : "s") "
             + missing.map { "../shared/seed-artifacts/\($0)" }.joined(separator: ", ") + ", which is not beside the checkout"
         return .enabled(if: missing.isEmpty, Comment(rawValue: reason))
     }

@@ -97,7 +97,7 @@ struct DualCoordinateDescent: Sendable {
     /// feature and active lane, each from its own cache line at worst, and skips the other lanes.
     /// On wordnet-hypernyms (249 classes, two runs of 124 and 125 lanes) training took 0.82× the
     /// time with an eighth, against never visiting lane by lane; a fourth or a sixteenth were
-    /// within the noise of an eighth (`docs/benchmarks.md`, session 25).
+    /// within the noise of an eighth.
     static func defaultLaneListLimit(lanes: Int) -> Int { lanes / 8 }
 
     /// Prepares the solver for the rows of `matrix` and their classes.

@@ -90,7 +90,7 @@ enum ProbabilityCalibration {
     /// whose exponential and logarithm are its own. wordnet-hypernyms' refit fits 249 sigmoids
     /// over 22,537 values: the C library's `exp` and `log1p`, here and in the temperature fit, had
     /// 14 % of the samples of its training (`perf`), and with the kernels `mlkit train` takes
-    /// 0.87× the time, with the same test accuracy and log-loss (`docs/benchmarks.md`, session 24).
+    /// 0.87× the time, with the same test accuracy and log-loss.
     static func plattTerms(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double)
         -> (value: Double, g1: Double, g2: Double, h11: Double, h22: Double, h21: Double) {
         #if arch(x86_64) && !canImport(Accelerate)

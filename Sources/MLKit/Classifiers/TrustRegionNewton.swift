@@ -38,7 +38,7 @@ protocol SecondOrderObjective {
 /// It keeps four vectors of single precision (the point `x`, the step `s`, the CG direction `d`
 /// and the CG residual `r`, which holds `∇f` between two runs of CG) and the preconditioner `M`
 /// in bfloat16: four and a half vectors' worth, where a plain implementation keeps seven (`∇f`,
-/// `M` and `∇²f d` as vectors of their own; this one did until session 21). `∇²f d` is added
+/// `M` and `∇²f d` as vectors of their own). `∇²f d` is added
 /// into `r` without being stored, `∇fᵀs` and the model's decrease come from CG's scalars, and the
 /// trial point `x + s` is never formed. The price is one evaluation of `∇f` more after each
 /// rejected step. Dot products and `f` are double. Vector operations run on ``threads`` threads
@@ -107,7 +107,7 @@ struct TrustRegionNewton: Sendable {
     /// solution is copied out, so that at most four and a half vectors of `count` floats are
     /// alive at once. Handing the start in an array that the caller kept, and copying the
     /// solution while the vectors were alive, made nine on maximum entropy's refit of
-    /// debian-sections (1,216 MB peak, `docs/benchmarks.md`, session 19).
+    /// debian-sections (1,216 MB peak).
     func minimize<Objective: SecondOrderObjective>(_ objective: Objective, count: Int,
                                                    start: (UnsafeMutableBufferPointer<Float>) -> Void) -> Result {
         let (point, summary) = {
@@ -285,8 +285,8 @@ private struct NewtonRun<Objective: SecondOrderObjective> {
 /// The diagonal preconditioner `M = (1 − a) I + a diag(∇²f)` of ``TrustRegionNewton``, kept in
 /// bfloat16 (the high half of a float's bits, rounded to nearest even): any positive diagonal
 /// is a valid preconditioner, and the conjugate-gradient steps hardly change (111 → 114 on
-/// maximum entropy's debian-sections, 105 → 112 on wordnet-hypernyms, with the other changes of
-/// session 21), for half the memory of a vector of floats.
+/// maximum entropy's debian-sections, 105 → 112 on wordnet-hypernyms, against float32 and the
+/// seven-vector layout), for half the memory of a vector of floats.
 ///
 /// An objective hands it the diagonal of its Hessian piece by piece (``store(_:at:)``); parallel
 /// workers may store disjoint pieces at once, which makes the unchecked `Sendable` conformance

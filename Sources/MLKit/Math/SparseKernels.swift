@@ -15,7 +15,7 @@ enum SparseKernels {
     /// is compiled for the baseline x86-64 target, where Swift's SIMD types are 128-bit SSE. The
     /// AVX kernels give bit-identical results (each lane multiplies, then adds, in the same order;
     /// AVX has no fused multiply-add) in half the vector instructions. Measured against the
-    /// portable kernels in the same binary, in alternation (`docs/benchmarks.md`, session 12): the
+    /// portable kernels in the same binary, in alternation: the
     /// two sparse kernels took training fortunes-topic (39 classes) to 0.85–0.90× the wall time and
     /// debian-sections (41) to 0.82–0.83×, and batch prediction to 0.97× and 0.91×; the lane step
     /// then took both to about 0.96×. Below 8 classes there is no 256-bit vector to fill, and the

@@ -9,8 +9,7 @@ internal import CBLAS
 /// files are authenticated by their cipher). The check value of "123456789" is 0xCBF43926.
 /// Writing a model and loading it each pass over the whole file: slicing by eight runs at about
 /// 1.8 GB/s, which took 0.09 s of `mlkit train` on wordnet-hypernyms (a 160 MB model, `perf`);
-/// carry-less multiplication folds 64 bytes a step, at 8–12 GB/s on the same machine
-/// (`docs/benchmarks.md`, session 26).
+/// carry-less multiplication folds 64 bytes a step, at 8–12 GB/s on the same machine.
 enum CRC32 {
     /// The CRC-32 of `bytes`, continuing from `crc` (0 for a new checksum).
     static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {

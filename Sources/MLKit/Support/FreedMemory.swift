@@ -12,12 +12,12 @@ public enum FreedMemory {
     /// returns freed memory at the top of its heap beyond 128 KiB, so every candidate's arrays
     /// page-fault over all their pages again. With this, its heaps serve blocks of up to 1 GiB
     /// and keep up to 1 GiB of freed memory. With it, `mlkit train` on fortunes-topic spent
-    /// 0.20 s of system time instead of 0.35 s (`docs/benchmarks.md`, session 11).
+    /// 0.20 s of system time instead of 0.35 s.
     ///
     /// Only the main thread's heap can hold such blocks: glibc gives other threads arenas of
     /// their own, whose heaps hold at most 64 MiB, so a larger block allocated there is still
     /// mapped afresh. `mlkit train` therefore calls this first and trains on the main thread
-    /// (session 21: 180k page faults on wordnet-hypernyms instead of 400k).
+    /// (180k page faults on wordnet-hypernyms instead of 400k).
     ///
     /// It changes settings of the whole process and keeps freed memory resident, so call it in a
     /// process that trains, not in a long-running service that only predicts. It does nothing

@@ -12,8 +12,7 @@ extension Array {
     /// ``ClassifierModel/adviseLargePages()``) and its vocabulary's slots. With 4 KiB pages,
     /// debian-sections' 36 MB matrix spans about 9,000 pages, more than the processor's
     /// translation cache holds, so that most rows a text needs also miss in it; with 2 MiB pages,
-    /// 18 entries cover the matrix. Batch prediction on debian-sections took 0.93–0.97× the time
-    /// (`docs/benchmarks.md`, session 15).
+    /// 18 entries cover the matrix. Batch prediction on debian-sections took 0.93–0.97× the time.
     ///
     /// The advice is taken on the pages' first write, so it is given before `initialize` runs; a
     /// block that the allocator hands out already touched gets huge pages only if the kernel
@@ -40,7 +39,7 @@ extension Array {
     /// For a model trained in this process: copying its weights into fresh advised memory
     /// (``init(largePagesCount:initializingWith:)``) made training on wordnet-hypernyms (a
     /// 151 MB matrix) 0.47 s longer, against 0.09 s for a plain copy: on this virtual machine
-    /// each fresh 2 MiB page took about 5 ms to fault in (`docs/benchmarks.md`, session 18).
+    /// each fresh 2 MiB page took about 5 ms to fault in.
     func adviseLargePages() {
         #if !canImport(Accelerate)
         guard Self.spansLargePages(count) else { return }

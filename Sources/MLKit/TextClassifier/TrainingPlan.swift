@@ -103,7 +103,7 @@ struct TrainingPlan {
     /// They count runs of punctuation as tokens too: in 5-fold cross-validation of the SVM on the
     /// training sets that adds 0.6–5.5 points of accuracy on five of the six benchmark sets where
     /// `auto` keeps the SVM, and changes wordnet-hypernyms by −0.07 points, within its standard
-    /// error (`docs/features.md`, session 20). The vocabulary keeps the features seen at least
+    /// error (`docs/features.md`). The vocabulary keeps the features seen at least
     /// ``TextClassifierParameters/minimumFeatureCount`` times, every feature by default.
     func features(for algorithm: Algorithm) -> FeaturizerConfiguration {
         let ngrams = parameters.maxWordNGram ?? 2
@@ -151,10 +151,10 @@ struct TrainingPlan {
         // about as long as the other candidates together, so they would only make the default
         // slower. `--algorithm maxent` and `--algorithm embedding` train them. For the same
         // reason the SVM tries C = 1 and 0.5 but no longer 0.25, which scored below C = 0.5 on
-        // validation on all six datasets measured (session 5, docs/benchmarks.md). C = 1 comes
+        // validation on all six datasets measured. C = 1 comes
         // first, the preferred of the two when one held-out split cannot tell them apart: in
         // 5-fold cross-validation on the training sets of the six SVM benchmark sets it was
-        // never worse than C = 0.5, and better by 2.7–6.5 standard errors on four (session 19).
+        // never worse than C = 0.5, and better by 2.7–6.5 standard errors on four.
         var grid: [(Algorithm, [Double])] = [
             (.linearSVM, [1, 0.5]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]),
         ]
@@ -302,8 +302,7 @@ struct TrainingPlan {
     /// - Parameter primal: For maximum entropy, the same candidate trained on the training split
     ///   and the vocabulary of its columns, to start from: each feature of the refit's vocabulary
     ///   starts from its weights there, a feature only the held-out texts have from 0. On
-    ///   debian-sections the refit then took 17 s instead of 34 s, with the same test accuracy
-    ///   (`docs/benchmarks.md`, session 19).
+    ///   debian-sections the refit then took 17 s instead of 34 s, with the same test accuracy.
     func fit(_ candidate: Candidate, on examples: [LabeledText], calibration: LinearModel.ProbabilityMapping?,
              counted: consuming CountedFeatures = CountedFeatures(), start: [Float]? = nil,
              primal: consuming (model: LinearModel, vocabulary: Vocabulary)? = nil)
@@ -422,11 +421,9 @@ struct TrainingPlan {
 
     /// The vocabulary that `automatic` also tries for the candidate it chose: the features seen
     /// at least twice in the training texts (scikit-learn's `min_df=2` counts the texts that
-    /// have a feature instead; fastText's `-minCount` counts as this does). In session 9
-    /// debian-sections kept it, better on validation and on the test set with a model a third
-    /// the size; in session 29 it scored a little below the full vocabulary there, and on short
-    /// texts (vader-sentiment-3) the features seen once carry signal, so validation decides
-    /// (`docs/benchmarks.md`).
+    /// have a feature instead; fastText's `-minCount` counts as this does). It can win: a model a
+    /// third the size, as accurate on debian-sections. But it can lose too: on short texts
+    /// (vader-sentiment-3) the features seen once carry signal. So validation decides.
     static let prunedVocabulary = FeaturizerConfiguration.VocabularyPruning(minCount: 2)
 
     /// The same candidate with the ``prunedVocabulary``, for a candidate whose vocabulary keeps
