@@ -65,6 +65,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The API contract test reads docs/openapi.yaml.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: blasTargets + [
         .target(
@@ -90,6 +92,7 @@ let package = Package(
                 "MLKit",
                 "MLKitEncryption",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -125,8 +128,9 @@ let package = Package(
             path: "Sources/MLKitProbe",
             swiftSettings: strictSettings
         ),
-        // Child processes with deadlines, for the tests that run the built binary, and the
-        // paths of the fixtures and of the reference files beside the checkout.
+        // Child processes with deadlines, for the tests that run the built binary; the paths of
+        // the fixtures and of the reference files beside the checkout; and the one launcher of
+        // `mlkit serve` that the end-to-end suites share.
         .target(
             name: "TestSupport",
             path: "Tests/TestSupport",
@@ -157,8 +161,16 @@ let package = Package(
         ),
         .testTarget(
             name: "ServerTests",
-            // MLKitServer only to store a token of the test's choosing (TokenRefusalTests).
-            dependencies: ["mlkit", "MLKit", "MLKitEncryption", "MLKitServer", "TestSupport"],
+            // HummingbirdTesting runs requests through the router in process; GRDB reads the
+            // store after a crash (integrity_check); Yams reads docs/openapi.yaml.
+            dependencies: ["mlkit", "MLKit", "MLKitEncryption", "MLKitServer", "TestSupport",
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Yams", package: "Yams")],
             swiftSettings: strictSettings
         ),
     ]

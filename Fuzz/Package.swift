@@ -17,6 +17,7 @@ let harnesses = [
     "csv-dataset",
     "labeled-folder",
     "tokenizer",
+    "server-request",
 ]
 
 let strictSettings: [SwiftSetting] = [
@@ -47,6 +48,7 @@ let package = Package(
                 "FuzzSupport",
                 .product(name: "MLKit", package: "mlkit"),
                 .product(name: "MLKitEncryption", package: "mlkit"),
+                .product(name: "MLKitServer", package: "mlkit"),
             ],
             // libFuzzer supplies `main`.
             swiftSettings: strictSettings + [.unsafeFlags(["-parse-as-library"])]

@@ -1,5 +1,6 @@
 public import Foundation
 import Hummingbird
+import HummingbirdCore
 public import Logging
 import NIOCore
 import ServiceLifecycle
@@ -27,6 +28,11 @@ public struct CollectionServer: Sendable {
         /// How long a shutdown (SIGINT or SIGTERM) waits for the requests under way, such as an
         /// upload whose client has stopped sending; after it they are cancelled.
         public var shutdownGracePeriod: Duration
+        /// How long a connection may stay silent before it is closed: one that has not sent a
+        /// whole request head, one whose upload has stopped sending, one idle between requests.
+        /// A response being sent is never cut. `nil` keeps connections open for as long as
+        /// their clients do.
+        public var idleTimeout: Duration?
 
         /// 512 MiB.
         public static let defaultMaxUploadSize: Int64 = 512 << 20
@@ -34,6 +40,8 @@ public struct CollectionServer: Sendable {
         public static let defaultTokenRefusalLifetime: Duration = .seconds(5)
         /// 10 seconds.
         public static let defaultShutdownGracePeriod: Duration = .seconds(10)
+        /// 30 seconds.
+        public static let defaultIdleTimeout: Duration = .seconds(30)
 
         /// Creates a configuration.
         /// - Parameters:
@@ -43,16 +51,19 @@ public struct CollectionServer: Sendable {
         ///   - maxUploadSize: The upload size limit in bytes.
         ///   - tokenRefusalLifetime: How long a refused token is answered 401 without a database read.
         ///   - shutdownGracePeriod: How long a shutdown waits for the requests under way.
+        ///   - idleTimeout: How long a silent connection stays open (`nil`: as long as its client keeps it).
         public init(dataFolder: URL, host: String = "127.0.0.1", port: Int = 8080,
                     maxUploadSize: Int64 = defaultMaxUploadSize,
                     tokenRefusalLifetime: Duration = defaultTokenRefusalLifetime,
-                    shutdownGracePeriod: Duration = defaultShutdownGracePeriod) {
+                    shutdownGracePeriod: Duration = defaultShutdownGracePeriod,
+                    idleTimeout: Duration? = defaultIdleTimeout) {
             self.dataFolder = dataFolder
             self.host = host
             self.port = port
             self.maxUploadSize = maxUploadSize
             self.tokenRefusalLifetime = tokenRefusalLifetime
             self.shutdownGracePeriod = shutdownGracePeriod
+            self.idleTimeout = idleTimeout
         }
     }
 
@@ -77,25 +88,26 @@ public struct CollectionServer: Sendable {
     /// - Throws: ``CollectionServerError`` when the data folder or database cannot be opened,
     ///   or the error that stopped the server.
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void) async throws {
-        let store = try Self.openStore(configuration.dataFolder)
-        let (files, removed) = try ModelFileStore.prepare(dataFolder: configuration.dataFolder)
-        if removed > 0 {
-            logger.notice("removed unfinished uploads", metadata: ["count": "\(removed)"])
-        }
-        let tokens = TokenVerifier(store: store, refusalLifetime: configuration.tokenRefusalLifetime, logger: logger)
-        let state = ServerState(store: store, files: files, tokens: tokens,
-                                maxUploadSize: configuration.maxUploadSize, resolvedBodies: ResolvedBodyCache(),
-                                activeDeployments: ActiveDeploymentCache(), fileIO: FileIO())
+        let responder = try Self.responder(configuration: configuration, logger: logger)
         let logger = self.logger
+        let dataFolder = configuration.dataFolder
+        let openFiles = ConnectionLimits.raiseOpenFileLimit()
+        let maximumConnections = ConnectionLimits.maximumConnections(openFiles: openFiles)
+        let idleTimeout = configuration.idleTimeout
         let application = Application(
-            responder: CollectionServerResponder(state: state, logger: logger),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mlkit"),
+            responder: responder,
+            server: .http1(configuration: .init(idleTimeout: idleTimeout.map { TimeAmount($0) })),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mlkit",
+                                 availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections, logger: logger)),
             onServerRunning: { channel in
                 let address = channel.localAddress
                 let host = address?.ipAddress ?? "?"
                 let port = address?.port ?? 0
-                logger.notice("listening", metadata: ["host": "\(host)", "port": "\(port)",
-                                                      "data": "\(files.modelsFolder.deletingLastPathComponent().path)"])
+                logger.notice("listening", metadata: [
+                    "host": "\(host)", "port": "\(port)", "data": "\(dataFolder.path)",
+                    "maxConnections": "\(maximumConnections)", "openFiles": "\(openFiles)",
+                    "idleTimeout": "\(idleTimeout.map { "\($0)" } ?? "none")",
+                ])
                 onListening(host, port)
             },
             logger: logger)
@@ -104,6 +116,22 @@ public struct CollectionServer: Sendable {
         group.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
         try await ServiceGroup(configuration: group).run()
         logger.notice("stopped")
+    }
+
+    /// Opens the data folder (the database migrated, the leftovers of unfinished uploads
+    /// removed) and makes the responder that answers every request over it.
+    /// - Throws: ``CollectionServerError`` when the data folder or database cannot be opened.
+    package static func responder(configuration: Configuration, logger: Logger) throws -> CollectionServerResponder {
+        let store = try openStore(configuration.dataFolder)
+        let (files, removed) = try ModelFileStore.prepare(dataFolder: configuration.dataFolder)
+        if removed > 0 {
+            logger.notice("removed unfinished uploads", metadata: ["count": "\(removed)"])
+        }
+        let tokens = TokenVerifier(store: store, refusalLifetime: configuration.tokenRefusalLifetime, logger: logger)
+        return CollectionServerResponder(state: ServerState(
+            store: store, files: files, tokens: tokens, maxUploadSize: configuration.maxUploadSize,
+            resolvedBodies: ResolvedBodyCache(), activeDeployments: ActiveDeploymentCache(), fileIO: FileIO(),
+            logger: logger))
     }
 
     /// Makes a bearer token and stores its hash in the data folder's database.

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The one error type of the collection server.
 ///
 /// Every error has a stable ``Code`` and a message that names the field, file or resource at
@@ -34,6 +40,9 @@ public struct CollectionServerError: Error, Sendable, Equatable, CustomStringCon
         public static let unprocessable = Code("unprocessable", 422)
         /// The data folder or database failed (500).
         public static let storage = Code("storage", 500)
+        /// The data folder's disk is full: an upload or a change could not be written, and
+        /// nothing of it was kept (507). The server keeps serving what it has.
+        public static let insufficientStorage = Code("insufficientStorage", 507)
 
         /// The code's name, such as `notFound`.
         public var description: String { name }
@@ -61,4 +70,14 @@ public struct CollectionServerError: Error, Sendable, Equatable, CustomStringCon
     static func conflict(_ message: String) -> Self { .init(.conflict, message) }
     static func unprocessable(_ message: String) -> Self { .init(.unprocessable, message) }
     static func storage(_ message: String) -> Self { .init(.storage, message) }
+
+    /// A failure of the file system at `path`: `insufficientStorage` when the disk (or the
+    /// user's quota) is full, `storage` otherwise; the message names the path and the cause.
+    static func fileSystem(_ path: String, _ what: String, errno code: Int32) -> Self {
+        let reason = String(cString: strerror(code))
+        if code == ENOSPC || code == EDQUOT {
+            return .init(.insufficientStorage, "\(path): \(what): the disk is full (\(reason))")
+        }
+        return .init(.storage, "\(path): \(what) (\(reason))")
+    }
 }

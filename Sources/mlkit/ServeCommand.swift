@@ -51,6 +51,10 @@ struct ServeStartCommand: AsyncParsableCommand {
             help: "How long SIGINT or SIGTERM wait for the requests under way before cancelling them.")
     var shutdownGraceSeconds: Double = 10
 
+    @Option(name: .customLong("idle-timeout-seconds"),
+            help: "How long a connection may send nothing (no whole request head, a stalled upload, idle between requests) before it is closed; 0 never closes it.")
+    var idleTimeoutSeconds: Double = 30
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port: \(port) is not a port (0 to 65535)") }
         guard Self.byteCount(maxUploadSize) != nil else {
@@ -58,6 +62,7 @@ struct ServeStartCommand: AsyncParsableCommand {
         }
         try Self.checkSeconds(tokenRefusalSeconds, option: "--token-refusal-seconds")
         try Self.checkSeconds(shutdownGraceSeconds, option: "--shutdown-grace-seconds")
+        try Self.checkSeconds(idleTimeoutSeconds, option: "--idle-timeout-seconds")
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level: '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical")
         }
@@ -82,7 +87,8 @@ struct ServeStartCommand: AsyncParsableCommand {
             dataFolder: URL(fileURLWithPath: data), host: host, port: port,
             maxUploadSize: Self.byteCount(maxUploadSize) ?? CollectionServer.Configuration.defaultMaxUploadSize,
             tokenRefusalLifetime: Self.duration(seconds: tokenRefusalSeconds),
-            shutdownGracePeriod: Self.duration(seconds: shutdownGraceSeconds))
+            shutdownGracePeriod: Self.duration(seconds: shutdownGraceSeconds),
+            idleTimeout: idleTimeoutSeconds > 0 ? Self.duration(seconds: idleTimeoutSeconds) : nil)
         do {
             try await CollectionServer(configuration: configuration, logger: logger).run { host, port in
                 let shown = host.contains(":") ? "[\(host)]" : host

@@ -1,6 +1,7 @@
 import Foundation
 import MLKit
 import MLKitCollections
+import TestSupport
 import Testing
 
 @Suite("Caching and downloads: ETag revalidation, the refresh policy, Range resume, checksums", .timeLimit(.minutes(10)))

@@ -50,13 +50,13 @@ struct EncryptedModelTests {
         #expect(cached == (try Data(contentsOf: encrypted.model)))
         #expect(EncryptedModelHeader.isEncrypted(cached))
 
-        let readToken = try fixture.server.createToken(scope: "read", collection: "secret")
+        let readToken = try fixture.server.token(scope: "read", collection: "secret")
         let keys = try ServerKeyProvider(server: fixture.server.url, token: readToken)
         let classifier = try await TextClassifier(contentsOf: entry.modelURL, keyProvider: keys)
         #expect(classifier.predictedLabel(for: "President Donald Trump is approving a new law") == "US Politics")
 
         // Without a token, or with a token for another collection: "key unavailable", naming the key.
-        for token in [nil, try fixture.server.createToken(scope: "read", collection: "other")] {
+        for token in [nil, try fixture.server.token(scope: "read", collection: "other")] {
             let provider = try ServerKeyProvider(server: fixture.server.url, token: token)
             await #expect {
                 _ = try await TextClassifier(contentsOf: entry.modelURL, keyProvider: provider)
@@ -85,7 +85,7 @@ struct EncryptedModelTests {
         #expect(deployed.stdout.contains("encrypted with key \(encrypted.keyIdentifier)"))
 
         let text = "President Donald Trump is approving a new law"
-        let readToken = try fixture.server.createToken(scope: "read", collection: "secret")
+        let readToken = try fixture.server.token(scope: "read", collection: "secret")
         let predicted = try Binary.run(["predict", "--collection", "secret", "--model-id", "topic", text],
                                        environment: environment.merging(["MLKIT_READ_TOKEN": readToken]) { $1 })
         #expect(predicted.status == 0, "\(predicted.stderr)")

@@ -1,6 +1,7 @@
 import Foundation
 import MLKit
 import MLKitCollections
+import TestSupport
 import Testing
 
 @Suite("Publish, deploy, pull and predict against a real server", .timeLimit(.minutes(10)))
@@ -82,7 +83,7 @@ struct EndToEndTests {
         await #expect { try await fixture.publisher.uploadModel(at: notAModel) } throws: { error in
             (error as? ModelCollectionError)?.statusCode == 422
         }
-        let reader = try fixture.server.createToken(scope: "read")
+        let reader = try fixture.server.token(scope: "read")
         let readOnly = try PublisherClient(server: fixture.server.url, token: reader)
         await #expect { try await readOnly.collections() } throws: { error in
             (error as? ModelCollectionError)?.code == .forbidden

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import MLKit
 @testable import MLKitCollections
+import TestSupport
 import Testing
 
 @Suite("Stalled transfers end: a watchdog bounds what the session's own timeout does not", .timeLimit(.minutes(5)))

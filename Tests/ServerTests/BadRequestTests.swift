@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Bad requests get the right status and a JSON message, and the server keeps serving.
@@ -7,7 +8,7 @@ struct BadRequestTests {
     @Test("Path traversal, malformed JSON, unknown names, invalid and oversized models")
     func badRequests() async throws {
         let (server, client, token) = try ServerFixture.start(arguments: ["--max-upload-size", "64K"])
-        let port = try #require(server.baseURL.port)
+        let port = try #require(server.url.port)
         try await ServerFixture.createCollection(client, "bad", models: ["m"], token: token)
 
         // Path traversal, percent-encoded (URLSession keeps it) and raw (sent by hand).
@@ -80,8 +81,8 @@ struct BadRequestTests {
 
             """, body: Data("\(String(oversized.count, radix: 16))\r\n".utf8) + oversized + Data("\r\n0\r\n\r\n".utf8))
         #expect(chunked.status == 413)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: server.data.appendingPathComponent("models").path).isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: server.data.appendingPathComponent("uploads").path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.dataFolder.appendingPathComponent("models").path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.dataFolder.appendingPathComponent("uploads").path).isEmpty)
 
         // A deployment naming a model that was never uploaded, or missing an identifier: 422.
         let unknownModel = try await client.send("POST", "/v1/collections/bad/deployments",
@@ -107,7 +108,7 @@ struct BadRequestTests {
     @Test("Tokens: none or unknown is 401, the wrong scope or collection is 403")
     func tokens() async throws {
         let server = try ServerProcess()
-        let client = HTTPClient(base: server.baseURL)
+        let client = HTTPClient(base: server.url)
         let publish = try server.token(scope: "publish")
         let read = try server.token(scope: "read")
         let limited = try server.token(scope: "publish", collection: "mine")
@@ -138,7 +139,7 @@ struct BadRequestTests {
         // The collection endpoints need no token; tokens never reach the log.
         #expect(try await client.send("GET", "/healthz").status == 200)
         server.stop()
-        let log = server.log.finalText
+        let log = server.logText
         for token in [publish, read, limited] { #expect(!log.contains(token)) }
         #expect(log.contains("\"status\":\"401\"") || log.contains("\"status\":401"))
     }

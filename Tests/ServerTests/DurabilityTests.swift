@@ -8,7 +8,7 @@ struct DurabilityTests {
     @Test("A restarted server keeps collections, deployments, model files and tokens")
     func restartKeepsEverything() async throws {
         let server = try ServerProcess()
-        var client = HTTPClient(base: server.baseURL)
+        var client = HTTPClient(base: server.url)
         let token = try server.token(scope: "publish")
         try await ServerFixture.createCollection(client, "kept", models: ["m"], token: token)
         let model = ServerFixture.model(version: "kept")
@@ -21,7 +21,7 @@ struct DurabilityTests {
 
         #expect(server.stop() == 0, "a graceful shutdown exits 0")
         try server.restart()
-        client = HTTPClient(base: server.baseURL)
+        client = HTTPClient(base: server.url)
 
         let after = try await client.send("GET", "/v1/collections/kept")
         #expect(after.status == 200)
@@ -41,12 +41,12 @@ struct DurabilityTests {
     func killDuringUpload() async throws {
         let server = try ServerProcess()
         let token = try server.token(scope: "publish")
-        let port = try #require(server.baseURL.port)
+        let port = try #require(server.url.port)
         let model = ServerFixture.model(version: "killed", padding: 2_000_000)
         let partialSHA = try ServerFixture.sha256(model.prefix(1_000_000))
         let fullSHA = try ServerFixture.sha256(model)
-        let uploads = server.data.appendingPathComponent("uploads")
-        let models = server.data.appendingPathComponent("models")
+        let uploads = server.dataFolder.appendingPathComponent("uploads")
+        let models = server.dataFolder.appendingPathComponent("models")
 
         // Send the headers and half the body, then kill the server while it waits for the rest.
         let connection = try await Self.startStalledUpload(model, port: port, token: token, uploads: uploads)
@@ -55,9 +55,9 @@ struct DurabilityTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: models.path).isEmpty, "no partial model is visible")
 
         try server.restart()
-        let client = HTTPClient(base: server.baseURL)
+        let client = HTTPClient(base: server.url)
         #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).isEmpty, "the leftover is removed")
-        #expect(server.log.text.contains("removed unfinished uploads"))
+        #expect(server.logText.contains("removed unfinished uploads"))
         #expect(try await client.send("GET", "/v1/models/\(partialSHA)").status == 404)
         #expect(try await client.send("GET", "/v1/models/\(fullSHA)").status == 404)
         // The same upload now succeeds.
@@ -71,9 +71,9 @@ struct DurabilityTests {
     func shutdownDuringStalledUpload() async throws {
         let server = try ServerProcess(arguments: ["--shutdown-grace-seconds", "1"])
         let token = try server.token(scope: "publish")
-        let port = try #require(server.baseURL.port)
+        let port = try #require(server.url.port)
         let model = ServerFixture.model(version: "stalled", padding: 2_000_000)
-        let uploads = server.data.appendingPathComponent("uploads")
+        let uploads = server.dataFolder.appendingPathComponent("uploads")
 
         // Half the body, and then nothing: the request stays under way.
         let connection = try await Self.startStalledUpload(model, port: port, token: token, uploads: uploads)
@@ -85,7 +85,7 @@ struct DurabilityTests {
         #expect(took >= .milliseconds(900), "the request under way had its grace period (\(took))")
         #expect(took < .seconds(8), "the grace period is 1 s, not the default 10 s or forever (\(took))")
         #expect(try FileManager.default.contentsOfDirectory(
-            atPath: server.data.appendingPathComponent("models").path).isEmpty, "no partial model is visible")
+            atPath: server.dataFolder.appendingPathComponent("models").path).isEmpty, "no partial model is visible")
 
         try server.restart()
         #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).isEmpty, "the leftover is removed")

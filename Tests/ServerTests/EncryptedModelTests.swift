@@ -1,8 +1,8 @@
 import Foundation
 import MLKit
 import MLKitEncryption
-import Testing
 import TestSupport
+import Testing
 
 /// Encrypted models on the server: uploaded without their key, deployed with their key
 /// identifier, and their keys registered and served only to read tokens that may have them.
@@ -62,42 +62,42 @@ struct EncryptedModelTests {
         #expect(try await client.send("GET", "/v1/keys/\(key.identifier)").status == 401)
         // Keys never reach the log.
         server.stop()
-        #expect(!server.log.finalText.contains(key.keyFileData().base64EncodedString().prefix(16)))
+        #expect(!server.logText.contains(key.keyFileData().base64EncodedString().prefix(16)))
     }
 
     @Test("A key registered for a collection is served to its read token before any deployment uses it; Apple's key works")
     func registeredKeys() async throws {
-        let (server, client, publish) = try ServerFixture.start()
-        try await ServerFixture.createCollection(client, "apple", models: ["m"], token: publish)
-        let read = try server.token(scope: "read", collection: "apple")
-        let appleKey = try ProjectFixtures.appleStyleKeyFile(identifier: "DECFAB02-AF49-47DB-A794-508A94E0D633")
-        let identifier = try ModelKey(keyFileData: appleKey).identifier
+        try await ServerFixture.inProcess { server, client, publish in
+            try await ServerFixture.createCollection(client, "apple", models: ["m"], token: publish)
+            let read = try await server.token(scope: "read", collection: "apple")
+            let appleKey = try ProjectFixtures.appleStyleKeyFile(identifier: "DECFAB02-AF49-47DB-A794-508A94E0D633")
+            let identifier = try ModelKey(keyFileData: appleKey).identifier
 
-        let registered = try await client.send("PUT", "/v1/collections/apple/keys/\(identifier)", body: appleKey, token: publish)
-        #expect(registered.status == 201)
-        let served = try await client.send("GET", "/v1/keys/\(identifier)", token: read)
-        #expect(served.status == 200)
-        // Served as the canonical mlkit key file of the same key.
-        #expect(served.body == (try ModelKey(keyFileData: appleKey).keyFileData()))
+            let registered = try await client.send("PUT", "/v1/collections/apple/keys/\(identifier)", body: appleKey, token: publish)
+            #expect(registered.status == 201)
+            let served = try await client.send("GET", "/v1/keys/\(identifier)", token: read)
+            #expect(served.status == 200)
+            // Served as the canonical mlkit key file of the same key.
+            #expect(served.body == (try ModelKey(keyFileData: appleKey).keyFileData()))
 
-        // Bad key registrations.
-        let notAKey = try await client.send("PUT", "/v1/collections/apple/keys/\(identifier)", body: Data("hello".utf8), token: publish)
-        #expect(notAKey.status == 422)
-        let other = ModelKey.generate()
-        let mismatch = try await client.send("PUT", "/v1/collections/apple/keys/\(identifier)", body: other.keyFileData(), token: publish)
-        #expect(mismatch.status == 422)
-        #expect(mismatch.errorMessage.contains(other.identifier))
-        let unknownCollection = try await client.send("PUT", "/v1/collections/nowhere/keys/\(other.identifier)",
-                                                      body: other.keyFileData(), token: publish)
-        #expect(unknownCollection.status == 404)
-        let readScope = try await client.send("PUT", "/v1/collections/apple/keys/\(other.identifier)", body: other.keyFileData(), token: read)
-        #expect(readScope.status == 403)
+            // Bad key registrations.
+            let notAKey = try await client.send("PUT", "/v1/collections/apple/keys/\(identifier)", body: Data("hello".utf8), token: publish)
+            #expect(notAKey.status == 422)
+            let other = ModelKey.generate()
+            let mismatch = try await client.send("PUT", "/v1/collections/apple/keys/\(identifier)", body: other.keyFileData(), token: publish)
+            #expect(mismatch.status == 422)
+            #expect(mismatch.errorMessage.contains(other.identifier))
+            let unknownCollection = try await client.send("PUT", "/v1/collections/nowhere/keys/\(other.identifier)",
+                                                          body: other.keyFileData(), token: publish)
+            #expect(unknownCollection.status == 404)
+            let readScope = try await client.send("PUT", "/v1/collections/apple/keys/\(other.identifier)", body: other.keyFileData(), token: read)
+            #expect(readScope.status == 403)
 
-        // An encrypted upload cut short is refused.
-        let truncated = try ModelEncryption.encrypt(ServerFixture.model(version: "t"), with: other).dropLast(100)
-        let refused = try await client.send("POST", "/v1/models", body: Data(truncated), token: publish)
-        #expect(refused.status == 422)
-        #expect(refused.errorMessage.contains("encrypted"))
-        server.stop()
+            // An encrypted upload cut short is refused.
+            let truncated = try ModelEncryption.encrypt(ServerFixture.model(version: "t"), with: other).dropLast(100)
+            let refused = try await client.send("POST", "/v1/models", body: Data(truncated), token: publish)
+            #expect(refused.status == 422)
+            #expect(refused.errorMessage.contains("encrypted"))
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Many clients at once.
@@ -9,12 +10,12 @@ struct LoadTests {
         let server = try ServerProcess()
         let token = try server.token(scope: "publish")
         let model = ServerFixture.model(version: "load", padding: 2_000_000)
-        let sha = try await ServerFixture.upload(HTTPClient(base: server.baseURL), model, token: token)
+        let sha = try await ServerFixture.upload(HTTPClient(base: server.url), model, token: token)
 
         let results = try await withThrowingTaskGroup(of: (Int, Data).self) { group in
             for _ in 0..<50 {
                 // One session each: 50 separate connections.
-                let client = HTTPClient(base: server.baseURL)
+                let client = HTTPClient(base: server.url)
                 group.addTask {
                     let answer = try await client.send("GET", "/v1/models/\(sha)")
                     return (answer.status, answer.body)
@@ -26,7 +27,7 @@ struct LoadTests {
         }
         #expect(results.count == 50)
         #expect(results.allSatisfy { $0.0 == 200 && $0.1 == model })
-        #expect(try await HTTPClient(base: server.baseURL).send("GET", "/healthz").status == 200)
+        #expect(try await HTTPClient(base: server.url).send("GET", "/healthz").status == 200)
         server.stop()
     }
 }

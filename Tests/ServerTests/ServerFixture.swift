@@ -1,5 +1,8 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import MLKit
+@testable import MLKitServer
 import TestSupport
 import Testing
 
@@ -34,15 +37,31 @@ enum ServerFixture {
         return String(text.prefix(64))
     }
 
-    /// Starts a server over a new data folder, with a publish token and a client.
+    /// Starts a server process over a new data folder, with a publish token and a client.
     static func start(arguments: [String] = []) throws -> (server: ServerProcess, client: HTTPClient, token: String) {
         let server = try ServerProcess(arguments: arguments)
-        return (server, HTTPClient(base: server.baseURL), try server.token(scope: "publish"))
+        return (server, HTTPClient(base: server.url), try server.token(scope: "publish"))
+    }
+
+    /// Runs `body` against the server's router in this process, over a new data folder, with a
+    /// publish token; the folder is removed afterwards.
+    static func inProcess<Value: Sendable>(
+        maxUploadSize: Int64 = CollectionServer.Configuration.defaultMaxUploadSize, noting reached: ReachedEndpoints? = nil,
+        _ body: @Sendable (_ server: InProcessServer, _ client: RouterClient, _ token: String) async throws -> Value
+    ) async throws -> Value {
+        let folder = try ChildProcess.temporaryFolder("server")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = InProcessServer(dataFolder: folder)
+        let harness = try _InProcessCollectionServer(dataFolder: folder, maxUploadSize: maxUploadSize)
+        let token = try await server.token(scope: "publish")
+        return try await Application(responder: harness.responder).test(.router) { client in
+            try await body(server, RouterClient(client: client, reached: reached), token)
+        }
     }
 
     /// Creates a collection.
     @discardableResult
-    static func createCollection(_ client: HTTPClient, _ identifier: String, models: [String], token: String) async throws -> HTTPAnswer {
+    static func createCollection(_ client: some APIClient, _ identifier: String, models: [String], token: String) async throws -> HTTPAnswer {
         let answer = try await client.send("PUT", "/v1/collections/\(identifier)",
                                            json: ["description": "test collection", "modelIdentifiers": models], token: token)
         #expect(answer.status == 201 || answer.status == 200, "PUT collection: \(answer.status) \(answer.errorMessage)")
@@ -50,7 +69,7 @@ enum ServerFixture {
     }
 
     /// Uploads a model file and returns its SHA-256 as the server reports it.
-    static func upload(_ client: HTTPClient, _ data: Data, token: String) async throws -> String {
+    static func upload(_ client: some APIClient, _ data: Data, token: String) async throws -> String {
         let answer = try await client.send("POST", "/v1/models", body: data,
                                            headers: ["Content-Type": "application/octet-stream"], token: token)
         #expect(answer.status == 201 || answer.status == 200, "upload: \(answer.status) \(answer.errorMessage)")
@@ -58,7 +77,7 @@ enum ServerFixture {
     }
 
     /// Deploys one model file per identifier, with optional targeting and rollout.
-    static func deploy(_ client: HTTPClient, _ collection: String, models: [String: String], targeting: [String: Any]? = nil,
+    static func deploy(_ client: some APIClient, _ collection: String, models: [String: String], targeting: [String: Any]? = nil,
                        rollout: Double? = nil, activate: Bool = true, token: String) async throws -> String {
         var body: [String: Any] = [
             "models": models.mapValues { ["sha256": $0] },
@@ -72,11 +91,23 @@ enum ServerFixture {
     }
 
     /// The deployment a device context resolves to, or the status when none does.
-    static func resolved(_ client: HTTPClient, _ collection: String, query: String = "",
+    static func resolved(_ client: some APIClient, _ collection: String, query: String = "",
                          headers: [String: String] = [:]) async throws -> String {
         let answer = try await client.send("GET", "/v1/collections/\(collection)\(query.isEmpty ? "" : "?" + query)",
                                            headers: headers)
         guard answer.status == 200 else { return "status \(answer.status)" }
         return answer.json["deploymentID"] as? String ?? "no deploymentID"
+    }
+}
+
+/// The data folder of a server run in this process, and its tokens.
+struct InProcessServer: Sendable {
+    /// The data folder.
+    let dataFolder: URL
+
+    /// Makes a token as `mlkit serve token create` does.
+    func token(scope: String, collection: String? = nil) async throws -> String {
+        guard let scope = TokenScope(rawValue: scope) else { throw ServerTestError("no scope \(scope)") }
+        return try await CollectionServer.createToken(dataFolder: dataFolder, scope: scope, collection: collection)
     }
 }

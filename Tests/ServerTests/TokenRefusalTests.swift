@@ -1,5 +1,6 @@
 import Foundation
 @testable import MLKitServer
+import TestSupport
 import Testing
 
 /// The server's memory of refused tokens: an unknown token is answered 401 without a database
@@ -10,7 +11,7 @@ struct TokenRefusalTests {
     @Test("A refused token keeps getting 401 with no database read, even once it is stored; another unknown token's reread lets it in")
     func refusedTokenStaysRefused() async throws {
         let server = try ServerProcess(arguments: ["--log-level", "debug", "--token-refusal-seconds", "600"])
-        let client = HTTPClient(base: server.baseURL)
+        let client = HTTPClient(base: server.url)
         let log = ServerLog(server: server, client: client)
         let token = "mlk_refused-then-stored"
 
@@ -31,7 +32,7 @@ struct TokenRefusalTests {
     @Test("A token stored after it was refused is accepted once the refusal lifetime has passed")
     func refusalExpires() async throws {
         let server = try ServerProcess(arguments: ["--token-refusal-seconds", "0.3"])
-        let client = HTTPClient(base: server.baseURL)
+        let client = HTTPClient(base: server.url)
         let token = "mlk_stored-after-refusal"
 
         #expect(try await Self.status(of: token, client) == 401)
@@ -45,12 +46,12 @@ struct TokenRefusalTests {
     @Test("Past 10,000 refused tokens the list starts again, and the server keeps answering")
     func refusalLimit() async throws {
         let server = try ServerProcess(arguments: ["--log-level", "notice", "--token-refusal-seconds", "600"])
-        let client = HTTPClient(base: server.baseURL)
+        let client = HTTPClient(base: server.url)
         let limit = TokenVerifier.refusalLimit
         #expect(limit == 10_000)
         let wrong = (0...limit).map { "mlk_wrong-\($0)" }
 
-        let statuses = try await Self.statuses(of: Array(wrong[..<limit]), port: server.baseURL.port ?? 0)
+        let statuses = try await Self.statuses(of: Array(wrong[..<limit]), port: server.url.port ?? 0)
         #expect(statuses == [401: limit])
         // The list is full, and still remembers the first token: stored now, it is refused.
         try await Self.store(wrong[0], in: server)
@@ -63,7 +64,7 @@ struct TokenRefusalTests {
         #expect(try await Self.status(of: wrong[1], client) == 200)
         #expect(try await client.send("GET", "/healthz").status == 200)
         #expect(server.stop() == 0)
-        let notices = server.log.finalText.split(separator: "\n").filter { $0.contains("the list of refused tokens was full") }
+        let notices = server.logText.split(separator: "\n").filter { $0.contains("the list of refused tokens was full") }
         #expect(notices.count == 1 && notices.first?.contains("\"forgotten\":\"\(limit)\"") == true)
     }
 
@@ -119,7 +120,7 @@ struct TokenRefusalTests {
     /// Stores a publish token of the test's choosing in the running server's SQLite database, as
     /// `mlkit serve token create` would, but with a value the test has already sent.
     private static func store(_ token: String, in server: ServerProcess) async throws {
-        let store = try SQLiteCollectionStore(path: server.data.appendingPathComponent("mlkit.sqlite").path)
+        let store = try SQLiteCollectionStore(path: server.dataFolder.appendingPathComponent("mlkit.sqlite").path)
         try await store.addToken(TokenRecord(hash: AccessToken.hash(token), scope: .publish, collection: nil), at: Date())
     }
 }
@@ -149,6 +150,6 @@ private struct ServerLog {
     }
 
     private func lines(containing text: String) -> [Substring] {
-        server.log.text.split(separator: "\n").filter { $0.contains(text) }
+        server.logText.split(separator: "\n").filter { $0.contains(text) }
     }
 }

@@ -8,7 +8,9 @@ private let systemWrite = Darwin.write
 #endif
 
 /// Writes files so that a crash never leaves a half-written one: the bytes go to a temporary
-/// file in the same folder, are flushed to disk, and the file is renamed over the target.
+/// file in the same folder (`.NAME.PID.UUID.tmp`), are flushed to disk, and the file is renamed
+/// over the target. A writer killed before the rename leaves its temporary file; the next write
+/// of the same target removes those whose process is gone.
 /// `package`, so that the modules on top of the core (key files, encrypted models) write the same way.
 package enum AtomicFile {
     /// The size of the blocks that small pieces are gathered into.
@@ -27,8 +29,9 @@ package enum AtomicFile {
     package static func write(to url: URL, permissions: Int = 0o644,
                               _ produce: (_ emit: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         let target = url.path
+        removeAbandonedTemporaries(of: url)
         let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp").path
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UUID().uuidString).tmp").path
         func failure(_ what: String) -> MLKitError {
             MLKitError(.io, "cannot write the file: \(what) (\(String(cString: strerror(errno))))", at: .init(file: target))
         }
@@ -76,6 +79,19 @@ package enum AtomicFile {
         if folder >= 0 {
             fsync(folder)
             close(folder)
+        }
+    }
+
+    /// Removes the temporary files that writers of `url` left when they were killed: those
+    /// named after a process that no longer exists.
+    private static func removeAbandonedTemporaries(of url: URL) {
+        let folder = url.deletingLastPathComponent().path
+        let prefix = ".\(url.lastPathComponent)."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let parts = name.dropFirst(prefix.count).dropLast(".tmp".count).split(separator: ".")
+            guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(folder + "/" + name)
         }
     }
 }

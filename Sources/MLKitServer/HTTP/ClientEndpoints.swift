@@ -8,7 +8,7 @@ import NIOConcurrencyHelpers
 struct ClientEndpoints {
     let state: ServerState
     let request: Request
-    let context: BasicRequestContext
+    let context: ServerRequestContext
 
     /// `GET /v1/collections/{id}`: the deployment this device gets, with an ETag.
     func resolve(_ collection: String) async throws -> Response {
@@ -92,7 +92,7 @@ struct ClientEndpoints {
         guard try await state.store.collectionUsesKey(identifier, collection: token.collection) else {
             throw CollectionServerError(.forbidden, "the token's collection does not use key '\(identifier)'")
         }
-        return CollectionServerResponder.body(key.keyFile, status: .ok, headers: [.cacheControl: "no-store"])
+        return Responses.body(key.keyFile, status: .ok, headers: [.cacheControl: "no-store"])
     }
 
     /// Whether an `If-None-Match` header names `eTag` (or is `*`); weak tags compare equal too.

@@ -8,7 +8,7 @@ import Logging
 struct PublisherEndpoints {
     let state: ServerState
     let request: Request
-    let logger: Logger
+    private var logger: Logger { state.logger }
 
     /// The largest JSON body accepted.
     static let jsonLimit = 1 << 20
@@ -17,7 +17,7 @@ struct PublisherEndpoints {
     func listCollections() async throws -> Response {
         let token = try await authorize(nil)
         let collections = try await state.store.collections().filter { token.collection == nil || $0.identifier == token.collection }
-        return CollectionServerResponder.json(WireFormat.CollectionList(collections: collections),
+        return Responses.json(WireFormat.CollectionList(collections: collections),
                                               status: .ok)
     }
 
@@ -40,7 +40,7 @@ struct PublisherEndpoints {
             modelIdentifiers: body.modelIdentifiers, at: Date())
         state.activeDeployments.invalidate(identifier)
         logger.info("collection saved", metadata: ["collection": "\(identifier)", "created": "\(created)"])
-        return CollectionServerResponder.json(collection, status: created ? .created : .ok)
+        return Responses.json(collection, status: created ? .created : .ok)
     }
 
     /// `POST /v1/models`: streams a model file to disk, hashing it, then validates and stores it.
@@ -66,7 +66,7 @@ struct PublisherEndpoints {
         }
         if let stored = try await state.store.modelFile(sha256), state.files.size(of: sha256) == stored.size {
             upload.discard()
-            return CollectionServerResponder.json(stored, status: .ok)
+            return Responses.json(stored, status: .ok)
         }
         let inspection: ModelInspection
         do {
@@ -82,7 +82,7 @@ struct PublisherEndpoints {
             keyIdentifier: inspection.keyIdentifier, kind: inspection.kind, version: inspection.version, created: Date())
         let isNew = try await state.store.addModelFile(record)
         logger.info("model stored", metadata: ["sha256": "\(sha256)", "size": "\(upload.size)", "encrypted": "\(record.encrypted)"])
-        return CollectionServerResponder.json(record, status: isNew ? .created : .ok)
+        return Responses.json(record, status: isNew ? .created : .ok)
     }
 
     /// `GET /v1/collections/{id}/deployments`: the collection and its full history.
@@ -90,7 +90,7 @@ struct PublisherEndpoints {
         try await authorize(collection)
         let record = try await existingCollection(collection)
         let deployments = try await state.store.deployments(collection: collection)
-        return CollectionServerResponder.json(
+        return Responses.json(
             WireFormat.History(collection: record,
                                deployments: deployments.map { WireFormat.Deployment($0, withHistory: true) }),
             status: .ok)
@@ -134,7 +134,7 @@ struct PublisherEndpoints {
             "collection": "\(collection)", "deployment": "\(saved.deploymentID)", "status": "\(saved.status.rawValue)",
             "default": "\(saved.isDefault)", "rollout": "\(percentage)",
         ])
-        return CollectionServerResponder.json(WireFormat.Deployment(saved), status: .created)
+        return Responses.json(WireFormat.Deployment(saved), status: .created)
     }
 
     /// `POST /v1/collections/{id}/deployments/{deploymentID}/activate`.
@@ -144,7 +144,7 @@ struct PublisherEndpoints {
         let deployment = try await state.store.activateDeployment(deploymentID, collection: collection, at: Date())
         state.activeDeployments.invalidate(collection)
         logger.info("deployment activated", metadata: ["collection": "\(collection)", "deployment": "\(deploymentID)"])
-        return CollectionServerResponder.json(WireFormat.Deployment(deployment), status: .ok)
+        return Responses.json(WireFormat.Deployment(deployment), status: .ok)
     }
 
     /// `POST /v1/collections/{id}/rollback`: the default deployment rolls back.
@@ -157,7 +157,7 @@ struct PublisherEndpoints {
         let deployment = try await state.store.rollback(collection: collection, to: try target.map(Identifier.deployment), at: Date())
         state.activeDeployments.invalidate(collection)
         logger.info("rolled back", metadata: ["collection": "\(collection)", "deployment": "\(deployment.deploymentID)"])
-        return CollectionServerResponder.json(WireFormat.Deployment(deployment), status: .ok)
+        return Responses.json(WireFormat.Deployment(deployment), status: .ok)
     }
 
     /// `PUT /v1/collections/{id}/keys/{keyID}`: registers the key of an encrypted model.
@@ -169,7 +169,7 @@ struct PublisherEndpoints {
         let created = try await state.store.saveKey(KeyRecord(identifier: identifier, keyFile: keyFile),
                                                     collection: collection, at: Date())
         logger.info("key registered", metadata: ["collection": "\(collection)", "key": "\(identifier)"])
-        return CollectionServerResponder.json(["keyIdentifier": identifier, "collection": collection],
+        return Responses.json(["keyIdentifier": identifier, "collection": collection],
                                               status: created ? .created : .ok)
     }
 

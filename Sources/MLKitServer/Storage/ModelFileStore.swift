@@ -49,7 +49,7 @@ struct ModelFileStore: Sendable {
     func beginUpload() throws -> Upload {
         let path = uploadsFolder.appendingPathComponent("\(UUID().uuidString).part").path
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw CollectionServerError.storage("cannot create an upload file: \(Self.systemError())") }
+        guard descriptor >= 0 else { throw CollectionServerError.fileSystem(path, "cannot create the upload file", errno: errno) }
         return Upload(path: path, descriptor: descriptor)
     }
 
@@ -57,7 +57,7 @@ struct ModelFileStore: Sendable {
     func commit(_ upload: Upload, sha256: String) throws {
         let target = path(of: sha256)
         guard rename(upload.path, target) == 0 else {
-            throw CollectionServerError.storage("cannot move the upload into place: \(Self.systemError())")
+            throw CollectionServerError.fileSystem(target, "cannot move the upload into place", errno: errno)
         }
         let folder = open(modelsFolder.path, O_RDONLY | O_CLOEXEC)
         if folder >= 0 {
@@ -65,8 +65,6 @@ struct ModelFileStore: Sendable {
             close(folder)
         }
     }
-
-    fileprivate static func systemError() -> String { String(cString: strerror(errno)) }
 }
 
 /// A model file being received: its temporary file, its running SHA-256 and its size.
@@ -93,7 +91,7 @@ final class Upload {
         while offset < bytes.count {
             let written = write(descriptor, base + offset, bytes.count - offset)
             if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw CollectionServerError.storage("cannot write the upload: \(ModelFileStore.systemError())") }
+            guard written > 0 else { throw CollectionServerError.fileSystem(path, "cannot write the upload", errno: errno) }
             offset += written
         }
         size += Int64(bytes.count)
@@ -103,9 +101,10 @@ final class Upload {
     /// - Returns: The hex SHA-256 of everything appended.
     func finish() throws -> String {
         let synced = fsync(descriptor) == 0
+        let failure = errno
         close(descriptor)
         descriptor = -1
-        guard synced else { throw CollectionServerError.storage("cannot flush the upload: \(ModelFileStore.systemError())") }
+        guard synced else { throw CollectionServerError.fileSystem(path, "cannot flush the upload", errno: failure) }
         return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 

@@ -7,10 +7,13 @@ import GRDB
 /// place at start-up.
 final class SQLiteCollectionStore: CollectionStore {
     private let database: DatabasePool
+    /// The database file.
+    private let path: String
 
     /// Opens (or creates) the database and runs the migrations it lacks.
     /// - Throws: ``CollectionServerError`` (storage) naming the file.
     init(path: String) throws {
+        self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "mlkit.collections"
@@ -18,7 +21,7 @@ final class SQLiteCollectionStore: CollectionStore {
             database = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(database)
         } catch let error as DatabaseError {
-            throw CollectionServerError.storage("\(path): cannot open the database: \(error.message ?? "\(error)")")
+            throw Self.failure(error, path: path, "cannot open the database")
         }
     }
 
@@ -367,7 +370,7 @@ final class SQLiteCollectionStore: CollectionStore {
         do {
             return try await database.read(body)
         } catch let error as DatabaseError {
-            throw CollectionServerError.storage("database: \(error.message ?? "\(error)")")
+            throw Self.failure(error, path: path, "cannot read the database")
         }
     }
 
@@ -375,7 +378,17 @@ final class SQLiteCollectionStore: CollectionStore {
         do {
             return try await database.write(body)
         } catch let error as DatabaseError {
-            throw CollectionServerError.storage("database: \(error.message ?? "\(error)")")
+            throw Self.failure(error, path: path, "cannot write the database")
         }
+    }
+
+    /// A database error as the server's error, naming the file: `insufficientStorage` when the
+    /// disk is full (the change is rolled back whole), `storage` otherwise.
+    private static func failure(_ error: DatabaseError, path: String, _ what: String) -> CollectionServerError {
+        let reason = error.message ?? "\(error)"
+        if error.resultCode == .SQLITE_FULL {
+            return CollectionServerError(.insufficientStorage, "\(path): \(what): the disk is full (\(reason))")
+        }
+        return .storage("\(path): \(what): \(reason)")
     }
 }

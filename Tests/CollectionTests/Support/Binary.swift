@@ -28,3 +28,9 @@ enum Binary {
         try ChildProcess.temporaryFolder(purpose)
     }
 }
+
+/// A test's own failure with a message.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

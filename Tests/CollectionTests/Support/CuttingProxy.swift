@@ -178,3 +178,14 @@ final class CuttingProxy: @unchecked Sendable {
         shutdown(target, Int32(SHUT_RDWR))
     }
 }
+
+extension sockaddr_in {
+    /// 127.0.0.1 at `port`.
+    static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+}

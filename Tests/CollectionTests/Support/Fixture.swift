@@ -1,18 +1,19 @@
 import Foundation
 import MLKitCollections
+import TestSupport
 
 /// A running server with a publish token, a publisher client and an empty client cache.
 struct Fixture {
-    let server: TestServer
+    let server: ServerProcess
     let publishToken: String
     let publisher: PublisherClient
     let cache: URL
 
     /// Starts a server over a new data folder and makes a publish token.
     static func start() async throws -> Fixture {
-        let server = try TestServer()
-        let token = try server.createToken(scope: "publish")
-        try await server.start()
+        let server = try ServerProcess(start: false)
+        let token = try server.token(scope: "publish")
+        try server.start()
         return Fixture(server: server, publishToken: token,
                        publisher: try PublisherClient(server: server.url, token: token),
                        cache: try Binary.temporaryFolder("cache"))
