@@ -177,10 +177,14 @@ extension TextClassifier {
 
     /// The weight matrix's sections: only its rows that are not all zero, listed in a rows
     /// section before them, when some are all zero; else the whole matrix. The rows are written
-    /// from the model's own array.
+    /// from the model's own array; a model that holds only stored rows writes those.
     private static func weightSections(of model: LinearModel) -> [ModelContainer.OutputSection] {
         let classes = model.classes
         let weights = model.weights
+        if let stored = model.storedRows {
+            return [ModelContainer.section(ModelFileSection.weightRows, uint64s: stored.map { UInt64($0) }),
+                    ModelContainer.section(ModelFileSection.weights, floats: weights)]
+        }
         let rows = (0..<model.features).filter { row in
             weights[(row * classes)..<((row + 1) * classes)].contains { $0 != 0 }
         }
@@ -239,11 +243,9 @@ extension TextClassifier {
         for name in ModelFileSection.embedding where container.has(name) {
             throw inconsistent("section '\(name)' in a linear model")
         }
-        let weights = try expandedWeights(container, header)
         let bias = try container.floats(ModelFileSection.bias)
         guard bias.count == header.classes else { throw inconsistent("\(bias.count) biases for \(header.classes) classes") }
-        return .linear(LinearModel(features: header.features, classes: header.classes, weights: weights, bias: bias,
-                                   probability: header.probability))
+        return .linear(try linearModel(container, header, bias: bias))
     }
 
     private static func decodeEmbedding(_ container: ModelContainer, _ header: ModelFileHeader) throws -> ClassifierModel {
@@ -267,11 +269,14 @@ extension TextClassifier {
                                          featureIDs: features.map { Int32($0) }, embeddings: input, output: output, bias: bias))
     }
 
-    /// The full feature-major weight matrix, from all rows or from the stored non-zero rows.
+    /// The linear model, from the whole weight matrix or from its stored non-zero rows.
     ///
-    /// Stored rows expand into the whole matrix, so its size is checked first: it may take at
-    /// most ``maximumExpansion(ofFileLength:)`` bytes, however many rows the file holds.
-    private static func expandedWeights(_ container: ModelContainer, _ header: ModelFileHeader) throws -> [Float] {
+    /// Stored rows are expanded into the whole matrix when it takes at most
+    /// ``denseExpansionBudget(ofFileLength:)`` bytes, so that a feature's row is found by its
+    /// index; a larger matrix keeps only the stored rows, and a feature's row is found by binary
+    /// search (``LinearModel/storedRows``). Either way no model is refused for its size, and the
+    /// memory taken is bounded by what the file holds: the stored rows, or the budget.
+    private static func linearModel(_ container: ModelContainer, _ header: ModelFileHeader, bias: [Float]) throws -> LinearModel {
         let classes = header.classes
         let count = product(header.features, classes)
         guard container.has(ModelFileSection.weightRows) else {
@@ -279,35 +284,35 @@ extension TextClassifier {
             guard stored.count == count else {
                 throw inconsistent("\(stored.count) weights for \(header.features) × \(classes)")
             }
-            return stored
+            return LinearModel(features: header.features, classes: classes, weights: stored, bias: bias, probability: header.probability)
         }
         let rows = try container.uint64s(ModelFileSection.weightRows)
         guard zip(rows, rows.dropFirst()).allSatisfy({ $0 < $1 }), rows.allSatisfy({ $0 < UInt64(header.features) }) else {
             throw inconsistent("the stored weight rows must increase and lie below \(header.features)")
         }
-        let limit = maximumExpansion(ofFileLength: container.length)
-        guard count <= limit / MemoryLayout<Float>.stride else {
-            throw inconsistent("\(header.features) × \(classes) weights would take more than \(limit >> 20) MiB of memory, "
-                               + "more than a file of \(container.length) bytes may expand to")
-        }
         let stored = try container.floats(ModelFileSection.weights)
         guard stored.count == product(rows.count, classes) else {
             throw inconsistent("\(stored.count) weights for \(rows.count) stored rows")
+        }
+        guard count <= denseExpansionBudget(ofFileLength: container.length) / MemoryLayout<Float>.stride else {
+            // header.features < 2^31 (``ModelFileHeader/validate()``), so every row fits in an Int32.
+            return LinearModel(features: header.features, classes: classes, rows: rows.map { Int32($0) }, weights: stored,
+                               bias: bias, probability: header.probability)
         }
         var weights = [Float](largePagesCount: count) { $0.initialize(repeating: 0) }
         for (position, row) in rows.enumerated() {
             let target = Int(row) * classes
             weights.replaceSubrange(target..<(target + classes), with: stored[(position * classes)..<((position + 1) * classes)])
         }
-        return weights
+        return LinearModel(features: header.features, classes: classes, weights: weights, bias: bias, probability: header.probability)
     }
 
-    /// The most memory, in bytes, that a model file of `length` bytes may need for weights it
-    /// stores as non-zero rows, once they are expanded into the whole matrix: 16 times the file,
-    /// or 64 MiB for a file of up to 4 MiB. mlkit's trainers store the rows of a vocabulary,
-    /// nearly all non-zero, so their files expand by less than that; the bound keeps a small
-    /// file from claiming gigabytes.
-    static func maximumExpansion(ofFileLength length: Int) -> Int {
+    /// The most memory, in bytes, that the loader spends on expanding a weight matrix stored as
+    /// its non-zero rows into all `features × classes` values: 16 times the file, or 64 MiB for
+    /// a file of up to 4 MiB. Expanding makes each feature's row a multiplication away, which
+    /// pays for prediction; a matrix beyond the budget keeps only its stored rows instead, so a
+    /// small file claiming billions of rows costs no more than the file.
+    static func denseExpansionBudget(ofFileLength length: Int) -> Int {
         max(64 << 20, length.multipliedReportingOverflow(by: 16).overflow ? Int.max : length * 16)
     }
 
