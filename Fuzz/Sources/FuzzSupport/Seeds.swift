@@ -66,6 +66,18 @@ public enum Seeds {
             }
         }
         let hashed = try files(in: "Tests/MLKitTests/Fixtures/models", extension: "mlkit").filter { $0.key.hasSuffix("-hashed.mlkit") }
-        return result.merging(hashed) { $1 }
+        result.merge(hashed) { $1 }
+        // The golden hashed model over 2^24 buckets: its whole matrix is larger than the loader
+        // expands, so it keeps the stored rows, and mutations reach that path too.
+        if let golden = hashed["v3-topics-hashed.mlkit"], var layout = ModelFileLayout(golden),
+           var header = try JSONSerialization.jsonObject(with: layout.header) as? [String: Any],
+           var featurizer = header["featurizer"] as? [String: Any] {
+            featurizer["indexing"] = ["hashed": ["bits": 24]]
+            header["featurizer"] = featurizer
+            header["features"] = 1 << 24
+            layout.header = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
+            result["stored-rows-hashed-v3.mlkit"] = layout.data
+        }
+        return result
     }
 }
