@@ -2,11 +2,13 @@
 // mlkit: text classification for Swift on Linux and Apple platforms.
 //
 // Module graph (docs/architecture.md explains it):
-//   CBLAS  (system library: OpenBLAS on Linux)      CICU (C, system ICU; only with the ICU trait)
-//      \                                           /
-//       MLKit  — the core: Foundation + the system libraries above, nothing else
+//   CBLAS (system library: OpenBLAS on Linux)   CSystemZlib (system library: zlib, for CRC-32)
+//   CPlatform (C: AVX sparse kernels)      CICU (C, system ICU; only with the ICU trait)
+//                 \                             /
+//       MLKit  — the core: Foundation + the C targets above, nothing else
 //          |
 //       MLKitEncryption — encrypted model files and key providers (swift-crypto)
+//          |      MLKitCoreML — Core ML models, archives and export (MLKit, swift-protobuf, ZIPFoundation)
 //          |
 //       MLKitCollections — the collection client (URLSession)
 //          |
@@ -47,6 +49,7 @@ let package = Package(
         .library(name: "MLKitCollections", targets: ["MLKitCollections"]),
         .executable(name: "mlkit", targets: ["mlkit"]),
         .library(name: "MLKitServer", targets: ["MLKitServer"]),
+        .library(name: "MLKitCoreML", targets: ["MLKitCoreML"]),
     ],
     traits: [
         .trait(
@@ -67,8 +70,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // The API contract test reads docs/openapi.yaml.
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Core ML interchange (MLKitCoreML).
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: blasTargets + [
+        .systemLibrary(
+            name: "CSystemZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(name: "CPlatform"),
         .target(
             name: "CICU",
             linkerSettings: [.linkedLibrary("icuuc")]
@@ -76,6 +88,8 @@ let package = Package(
         .target(
             name: "MLKit",
             dependencies: blasDependency + [
+                "CSystemZlib",
+                "CPlatform",
                 .target(name: "CICU", condition: .when(traits: ["ICU"])),
             ],
             swiftSettings: strictSettings + [.define("MLKIT_ICU", .when(traits: ["ICU"]))],
@@ -83,7 +97,20 @@ let package = Package(
         ),
         .target(
             name: "MLKitEncryption",
-            dependencies: ["MLKit", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MLKit", .product(name: "Crypto", package: "swift-crypto"),
+                           // AES-CBC, for Apple's encrypted model archives.
+                           .product(name: "_CryptoExtras", package: "swift-crypto")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "MLKitCoreML",
+            dependencies: [
+                "MLKit",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            // The trimmed format and the script that turns it into the committed Swift code.
+            exclude: ["Specification/CoreMLSpecification.proto", "Specification/generate.sh"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -117,15 +144,26 @@ let package = Package(
                 "MLKitEncryption",
                 "MLKitServer",
                 "MLKitCollections",
+                "MLKitCoreML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The bundled sentiment model, which `swift build` copies into the resources folder
+            // beside the binary, where `predict` looks for it (ModelLocation.swift).
+            resources: [.copy("../../trained/sentiment.mlkit")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "MLKitProbe",
             dependencies: ["MLKit", "MLKitEncryption"],
             path: "Sources/MLKitProbe",
+            swiftSettings: strictSettings
+        ),
+        // mlkit's side of the Core ML benchmark against onnxruntime (Benchmarks/coreml/).
+        .executableTarget(
+            name: "CoreMLProbe",
+            dependencies: ["MLKit", "MLKitCoreML"],
+            path: "Benchmarks/coreml/CoreMLProbe",
             swiftSettings: strictSettings
         ),
         // Child processes with deadlines, for the tests that run the built binary; the paths of
@@ -157,6 +195,17 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: ["mlkit", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CoreMLTests",
+            // mlkit for the end-to-end tests of its Core ML verbs, which run the built binary.
+            dependencies: ["MLKitCoreML", "MLKit", "MLKitEncryption", "mlkit", "TestSupport",
+                           .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                           // To build model archives of the tests' own, plain and encrypted.
+                           .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                           .product(name: "_CryptoExtras", package: "swift-crypto")],
+            exclude: ["Scripts"],  // the coremltools check, run with the .venv-coreml Python
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -6,46 +6,43 @@
 /// Problems with the model inside an encrypted file, and with reading the file itself, are the
 /// core's ``MLKit/MLKitError``, as when a plain model file is loaded.
 public struct EncryptionError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A stable category of failure.
-    public enum Code: String, Sendable, CaseIterable {
+    /// A stable category of failure. New codes may be added in later versions, so a `switch`
+    /// over ``code`` needs a default.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        /// The words that start the message: `key unavailable`, `wrong key`, ….
+        let phrase: String
+
+        private init(_ name: String, _ phrase: String) {
+            self.name = name
+            self.phrase = phrase
+        }
+
         /// The key could not be had: no key was given, or the key provider failed (the
         /// message gives its reason). Apple's `modelDecryptionKeyFetch`.
-        case keyUnavailable
+        public static let keyUnavailable = Code("keyUnavailable", "key unavailable")
         /// The key's identifier (or cipher) is not the one the model was encrypted with.
-        case wrongKey
+        public static let wrongKey = Code("wrongKey", "wrong key")
         /// A chunk failed authentication, or the file is truncated or damaged: it was changed
         /// after encryption, or the key's material is not the material it was sealed with.
-        case decryptionFailed
+        public static let decryptionFailed = Code("decryptionFailed", "decryption failed")
         /// A newer encryption format version, or a cipher this mlkit does not know.
-        case unsupportedEncryption
+        public static let unsupportedEncryption = Code("unsupportedEncryption", "unsupported encryption")
         /// A key file that cannot be parsed or holds an unusable key.
-        case invalidKeyFile
+        public static let invalidKeyFile = Code("invalidKeyFile", "invalid key file")
         /// A file that is not an encrypted model was given where one is needed.
-        case notEncrypted
+        public static let notEncrypted = Code("notEncrypted", "not an encrypted model")
         /// A file that is already encrypted was given to be encrypted.
-        case alreadyEncrypted
+        public static let alreadyEncrypted = Code("alreadyEncrypted", "already encrypted")
         /// A key file would be overwritten.
-        case keyFileExists
+        public static let keyFileExists = Code("keyFileExists", "the key file exists")
         /// A key file or folder that does not exist.
-        case fileNotFound
+        public static let fileNotFound = Code("fileNotFound", "no such file")
         /// Reading or writing a file failed.
-        case io
+        public static let io = Code("io", "cannot read or write the file")
 
-        /// The words that start the message: `key unavailable`, `wrong key`, ….
-        var phrase: String {
-            switch self {
-            case .keyUnavailable: return "key unavailable"
-            case .wrongKey: return "wrong key"
-            case .decryptionFailed: return "decryption failed"
-            case .unsupportedEncryption: return "unsupported encryption"
-            case .invalidKeyFile: return "invalid key file"
-            case .notEncrypted: return "not an encrypted model"
-            case .alreadyEncrypted: return "already encrypted"
-            case .keyFileExists: return "the key file exists"
-            case .fileNotFound: return "no such file"
-            case .io: return "cannot read or write the file"
-            }
-        }
+        /// The code's name, such as `wrongKey`.
+        public var description: String { name }
     }
 
     /// The category of failure.

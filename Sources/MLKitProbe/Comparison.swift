@@ -168,7 +168,7 @@ private func compare(train: URL, test: URL, algorithm: TextClassifierParameters.
         let callStart = monotonicSeconds()
         let label = classifier.predictedLabel(for: text)
         samples.append(monotonicSeconds() - callStart)
-        precondition(label != nil)
+        precondition(classifier.labels.contains(label))
         total += samples[samples.count - 1]
         if samples.count >= 20 && total > 3 { break }
     }

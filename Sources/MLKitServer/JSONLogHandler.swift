@@ -1,33 +1,34 @@
-public import Logging
+package import Logging
 import Foundation
 
 /// A log handler that writes one JSON object a line to standard error: `time`, `level`,
-/// `label`, `message` and the metadata's keys, so that logs can be filtered by field.
-public struct JSONLogHandler: LogHandler {
+/// `label`, `message` and the metadata's keys, so that logs can be filtered by field. The
+/// handler of `mlkit serve`; a service that embeds the server brings its own.
+package struct JSONLogHandler: LogHandler {
     /// The logger's label.
-    public let label: String
+    package let label: String
     /// Metadata added to every line.
-    public var metadata: Logger.Metadata = [:]
+    package var metadata: Logger.Metadata = [:]
     /// The lowest level written.
-    public var logLevel: Logger.Level
+    package var logLevel: Logger.Level
 
     /// Creates a handler.
     /// - Parameters:
     ///   - label: The logger's label.
     ///   - level: The lowest level written.
-    public init(label: String, level: Logger.Level = .info) {
+    package init(label: String, level: Logger.Level = .info) {
         self.label = label
         self.logLevel = level
     }
 
     /// Reads or sets one metadata value.
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// Writes one line.
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var fields: [String: String] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             fields[key] = "\(value)"

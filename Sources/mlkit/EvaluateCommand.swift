@@ -9,7 +9,7 @@ struct EvaluateCommand: ParsableCommand {
         abstract: "Measure a model on labelled data: accuracy, per-class metrics, confusion matrix."
     )
 
-    @Argument(help: "The model file.")
+    @Argument(help: "The model file: mlkit's, or a Core ML .mlmodel or .mlarchive.")
     var model: String
 
     @Argument(help: "Labelled data, in any format `mlkit train` reads.")
@@ -29,13 +29,13 @@ struct EvaluateCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let classifier = try loadClassifier(at: URL(fileURLWithPath: model), keyPath: key)
+            let classifier = try LoadedModel.load(at: URL(fileURLWithPath: model), keyPath: key)
             let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
                 .read(contentsOf: URL(fileURLWithPath: data))
             guard !dataset.examples.isEmpty else {
                 throw MLKitError(.invalidDataset, "the dataset is empty", at: .init(file: data))
             }
-            let metrics = classifier.evaluation(on: dataset)
+            let metrics = try classifier.evaluation(on: dataset)
             if json {
                 print(try MetricsJSON(metrics).encoded())
             } else {

@@ -3,6 +3,7 @@ import Foundation
 import MLKit
 import MLKitEncryption
 import MLKitCollections
+import MLKitCoreML
 
 /// The exit codes of `mlkit`, from BSD's sysexits.
 enum ExitStatus {
@@ -32,12 +33,24 @@ enum ExitStatus {
         case .decryptionFailed, .unsupportedEncryption, .invalidKeyFile, .notEncrypted, .alreadyEncrypted: return badData
         case .fileNotFound: return missingFile
         case .keyFileExists: return cannotCreate
-        case .io: return internalError
+        default: return internalError
         }
     }
 }
 
 extension ExitStatus {
+    /// The exit code for a Core ML error: 77 when an encrypted archive's key is missing or
+    /// wrong, 65 for a model or archive that is damaged, inconsistent or of a type mlkit does
+    /// not run, or that cannot be exported.
+    static func code(for error: CoreMLError) -> Int32 {
+        switch error.code {
+        case .keyUnavailable, .wrongKey: return noPermission
+        case .fileNotFound: return missingFile
+        case .io: return internalError
+        default: return badData
+        }
+    }
+
     /// The exit code for a collection client error: 69 when the server cannot be reached or
     /// cannot provide the collection, 77 for a refused token, 65 for input the server refused.
     static func code(for error: ModelCollectionError) -> Int32 {
@@ -78,6 +91,9 @@ private func exitingOnFailure(_ body: () throws -> Void) throws {
         printError(error.description)
         throw ExitCode(ExitStatus.code(for: error))
     } catch let error as EncryptionError {
+        printError(error.description)
+        throw ExitCode(ExitStatus.code(for: error))
+    } catch let error as CoreMLError {
         printError(error.description)
         throw ExitCode(ExitStatus.code(for: error))
     } catch let error as ExitCode {

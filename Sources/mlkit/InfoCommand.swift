@@ -10,7 +10,7 @@ struct InfoCommand: ParsableCommand {
         abstract: "Show a model's metadata, labels, features, sizes and format version."
     )
 
-    @Argument(help: "The model file.")
+    @Argument(help: "The model file: mlkit's, or a Core ML .mlmodel or .mlarchive.")
     var model: String
 
     @Option(help: "The key file for an encrypted model; without it, only the clear header is shown.")
@@ -18,6 +18,7 @@ struct InfoCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
+            if ModelFileKind.isCoreML(URL(fileURLWithPath: model)) { return try describeCoreML() }
             let data = try TextClassifier.mappedModelFile(at: URL(fileURLWithPath: model))
             var lines = ["file                \(model) (\(data.count) bytes)"]
             let classifier: TextClassifier
@@ -50,6 +51,11 @@ struct InfoCommand: ParsableCommand {
             let settings = summary.settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             lines.append("algorithm           \(summary.algorithm.rawValue) (\(settings))")
             lines.append("trained             \(summary.examples) examples, \(String(format: "%.2f", summary.seconds)) s")
+            lines.append("chosen because      \(summary.reason)")
+            if let candidates = summary.candidates {
+                lines += ["candidates          tried on the validation data; * marks the one chosen"]
+                    + candidateTable(candidates)
+            }
         }
         let indexing: String
         switch configuration.indexing {

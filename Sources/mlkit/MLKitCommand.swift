@@ -15,7 +15,7 @@ struct MLKitCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [TrainCommand.self, PredictCommand.self, EvaluateCommand.self, InfoCommand.self, TokenizeCommand.self,
-                      KeygenCommand.self, EncryptCommand.self, DecryptCommand.self,
+                      ExportCommand.self, KeygenCommand.self, EncryptCommand.self, DecryptCommand.self,
                       ServeCommand.self, CollectionCommand.self, DeployCommand.self, PullCommand.self]
     )
 

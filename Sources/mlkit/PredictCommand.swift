@@ -18,10 +18,10 @@ struct PredictCommand: AsyncParsableCommand {
     @Argument(help: "The texts to label, one prediction each.")
     var texts: [String] = []
 
-    @Option(help: "The model file.")
+    @Option(help: "The model file: mlkit's, or a Core ML .mlmodel or .mlarchive.")
     var model: String?
 
-    @Option(help: "The key file for an encrypted model (.mlkitkey, or Apple's .mlmodelkey).")
+    @Option(help: "The key file for an encrypted model (.mlkitkey, or Apple's .mlmodelkey, also for an encrypted .mlarchive).")
     var key: String?
 
     @Option(help: "Show the K most likely labels with their probabilities.")
@@ -47,25 +47,25 @@ struct PredictCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let classifier = try await resolveClassifier()
+            let classifier = try await resolveModel()
             if texts.isEmpty {
                 // Each batch's answers are written as soon as they are ready.
                 var lines = InputLines()
                 while let batch = try lines.next() {
-                    FileHandle.standardOutput.write(Data(answers(classifier, batch).utf8))
+                    FileHandle.standardOutput.write(Data(try answers(classifier, batch).utf8))
                 }
             } else {
-                FileHandle.standardOutput.write(Data(answers(classifier, texts).utf8))
+                FileHandle.standardOutput.write(Data(try answers(classifier, texts).utf8))
             }
         }
     }
 
     /// One line per text, computed on all cores.
-    private func answers(_ classifier: TextClassifier, _ texts: [String]) -> String {
-        if top == 1 && !json { return classifier.predictions(for: texts).map { $0 + "\n" }.joined() }
+    private func answers(_ classifier: LoadedModel, _ texts: [String]) throws -> String {
+        if top == 1 && !json { return try classifier.predictions(for: texts).map { $0 + "\n" }.joined() }
         // Each label as a JSON string, encoded once rather than once per line.
         let quoted = Dictionary(classifier.labels.map { ($0, jsonString($0)) }) { first, _ in first }
-        return classifier.rankedLabels(for: texts, maximumCount: top).map { format($0, quoted) }.joined()
+        return try classifier.rankedLabels(for: texts, maximumCount: top).map { format($0, quoted) }.joined()
     }
 
     private func format(_ ranked: [(label: String, probability: Double)], _ quoted: [String: String]) -> String {

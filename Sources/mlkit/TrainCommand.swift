@@ -75,49 +75,57 @@ struct TrainCommand: ParsableCommand {
     @Option(help: "A one-line description of the model.")
     var description: String?
 
-    func validate() throws {
-        if !(validationSplit > 0 && validationSplit < 1) {
-            throw ValidationError("--validation-split must lie strictly between 0 and 1.")
-        }
-        if let ngrams, !(1...5).contains(ngrams) { throw ValidationError("--ngrams must be 1 to 5.") }
-        if let minCount {
-            guard minCount >= 1 else { throw ValidationError("--min-count must be at least 1.") }
-            guard algorithm != .embedding else {
-                throw ValidationError("--min-count prunes a vocabulary; --algorithm embedding hashes its features.")
-            }
-        }
-    }
+    /// The option of this command for each field of ``TextClassifierParameters`` that the
+    /// library checks: an `invalidParameter` error names the field, and the command names the
+    /// option the user typed instead (``TextClassifierParameters/validate()`` holds the checks).
+    static let optionOfField = [
+        "validation": "--validation-split", "maxWordNGram": "--ngrams", "minimumFeatureCount": "--min-count",
+        "classWeights": "--class-weights", "maxIterations": "--max-iterations", "epochs": "--max-iterations",
+        "regularization": "--regularization", "smoothing": "--regularization", "learningRate": "--regularization",
+        "threads": "--threads", "timeBudget": "--time-budget",
+    ]
 
     func run() throws {
         // Each candidate allocates and frees arrays of tens of MB; reusing them saves their page
         // faults. This runs on the main thread, whose heap can keep them (`MLKitCommand.main`).
         FreedMemory.keepForReuse()
         try reportingFailures {
-            let clock = ContinuousClock()
-            let start = clock.now
-            let reader = DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
-            let dataset = try reader.read(contentsOf: URL(fileURLWithPath: data))
-            _ = try dataset.validatedForTraining(source: data)
-            var parameters = TextClassifierParameters(
-                algorithm: algorithm, language: language, maxWordNGram: ngrams, minimumFeatureCount: minCount,
-                classWeights: try parsedClassWeights(),
-                maxIterations: maxIterations, regularization: regularization, seed: seed, threads: threads,
-                timeBudget: timeBudget)
-            parameters.validation = try validation.map { .dataset(try reader.read(contentsOf: URL(fileURLWithPath: $0))) }
-                ?? .split(fraction: validationSplit)
-            let progress = ProgressDisplay()
-            parameters.progress = { step, fraction in progress.update(step, fraction) }
-            let classifier = try TextClassifier(trainingData: dataset, parameters: parameters)
-            progress.finish()
-            let metadata = ModelMetadata(author: author, shortDescription: description, license: license,
-                                         version: modelVersion)
-            let url = URL(fileURLWithPath: output)
-            try classifier.write(to: url, metadata: metadata)
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-            let elapsed = clock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-            printSummary(classifier, seconds: seconds, size: size)
+            do {
+                try train()
+            } catch let error as MLKitError where error.code == .invalidParameter {
+                throw error.namingOption(from: Self.optionOfField)
+            }
         }
+    }
+
+    private func train() throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var parameters = TextClassifierParameters(
+            algorithm: algorithm, validation: .split(fraction: validationSplit), language: language,
+            maxWordNGram: ngrams, minimumFeatureCount: minCount, classWeights: try parsedClassWeights(),
+            maxIterations: maxIterations, regularization: regularization, seed: seed, threads: threads,
+            timeBudget: timeBudget)
+        // Before reading the data, so that a usage error comes at once.
+        try parameters.validate()
+        let reader = DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
+        let dataset = try reader.read(contentsOf: URL(fileURLWithPath: data))
+        _ = try dataset.validatedForTraining(source: data)
+        if let validation {
+            parameters.validation = .dataset(try reader.read(contentsOf: URL(fileURLWithPath: validation)))
+        }
+        let progress = ProgressDisplay()
+        parameters.progress = { step, fraction in progress.update(step, fraction) }
+        let classifier = try TextClassifier(trainingData: dataset, parameters: parameters)
+        progress.finish()
+        let metadata = ModelMetadata(author: author, shortDescription: description, license: license,
+                                     version: modelVersion)
+        let url = URL(fileURLWithPath: output)
+        try classifier.write(to: url, metadata: metadata)
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        printSummary(classifier, seconds: seconds, size: size)
     }
 
     private func parsedClassWeights() throws -> TextClassifierParameters.ClassWeights {
@@ -141,6 +149,10 @@ struct TrainCommand: ParsableCommand {
             let settings = summary.settings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             lines.append("algorithm            \(summary.algorithm.rawValue) (\(settings))")
             lines.append("chosen because       \(summary.reason)")
+            if let candidates = summary.candidates {
+                lines += ["candidates           tried on the validation data; * marks the one chosen"]
+                    + candidateTable(candidates)
+            }
             lines.append("examples             \(summary.examples) in \(classifier.labels.count) labels")
         }
         if let training = classifier.trainingMetrics {
@@ -179,5 +191,16 @@ final class ProgressDisplay: @unchecked Sendable {
 
     func finish() {
         if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
+
+extension MLKitError {
+    /// The same error with its field replaced by the command-line option for it in `options`
+    /// (a library field such as `maxWordNGram` becomes `--ngrams`); unchanged when `options`
+    /// has none.
+    func namingOption(from options: [String: String]) -> MLKitError {
+        guard var location, let field = location.field, let option = options[field] else { return self }
+        location.field = option
+        return MLKitError(code, reason, at: location)
     }
 }

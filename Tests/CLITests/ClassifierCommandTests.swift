@@ -65,14 +65,42 @@ struct ClassifierCommandTests {
         let info = try CLI.run(["info", model])
         #expect(info.stdout.contains(" features (each seen at least 2 times), counts\n"))
 
-        for (arguments, message) in [(["--min-count", "0"], "--min-count must be at least 1."),
+        for (arguments, message) in [(["--min-count", "0"], "must be at least 1, not 0"),
                                      (["--min-count", "2", "--algorithm", "embedding"],
-                                      "--min-count prunes a vocabulary; --algorithm embedding hashes its features.")] {
+                                      "applies to a vocabulary; the embedding classifier hashes its features")] {
             let refused = try CLI.run(["train", Self.headlines, "-o", model + ".2"] + arguments)
             #expect(refused.status == 64)
-            #expect(refused.stderr.contains("Error: \(message)"))
+            #expect(refused.stderr == "mlkit: error: field \"--min-count\": \(message)\n")
             #expect(!FileManager.default.fileExists(atPath: model + ".2"))
         }
+    }
+
+    @Test("Every setting the library refuses is a usage error naming the option typed, before the data is read")
+    func invalidParameters() throws {
+        let folder = try CLI.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("refused.mlkit").path
+        let missing = folder.appendingPathComponent("missing.json").path
+        for (arguments, message) in [
+            (["--ngrams", "6"], "field \"--ngrams\": must be 1 to 5, not 6"),
+            (["--validation-split", "1"],
+             "field \"--validation-split\": the validation fraction must lie strictly between 0 and 1, not 1.0"),
+            (["--regularization", "0"], "field \"--regularization\": must be positive, not 0.0"),
+            (["--max-iterations", "0"], "field \"--max-iterations\": must be at least 1, not 0"),
+            (["--threads=-1"], "field \"--threads\": must be 0 (all cores) or more, not -1"),
+            (["--time-budget=-1"], "field \"--time-budget\": must be 0 seconds or more, not -1.0"),
+            (["--class-weights", "a=0"], "field \"--class-weights\": the weight of \"a\" must be positive"),
+        ] {
+            // The data file does not exist: the parameters are refused first.
+            let refused = try CLI.run(["train", missing, "-o", model] + arguments)
+            #expect(refused.status == 64, "\(arguments)")
+            #expect(refused.stderr == "mlkit: error: \(message)\n", "\(arguments)")
+        }
+        // A class weight for a label the data does not have needs the data.
+        let unknown = try CLI.run(["train", Self.headlines, "-o", model, "--class-weights", "Sports=2"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr == "mlkit: error: field \"--class-weights\": no label \"Sports\" in the training data\n")
+        #expect(!FileManager.default.fileExists(atPath: model))
     }
 
     @Test("The bundled sentiment model: rainbows are positive, cloudy days negative, from any folder")
@@ -81,6 +109,44 @@ struct ClassifierCommandTests {
                                  environment: ["MLKIT_MODEL": ""], in: FileManager.default.temporaryDirectory)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "positive\nnegative\n")
+    }
+
+    @Test("A copied binary finds the bundled model in its resources folder, or installed in share/mlkit")
+    func copiedBinary() throws {
+        let folder = try CLI.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let files = FileManager.default
+        let built = CLI.binary.deletingLastPathComponent()
+        /// The binary at `url`: a hard link where the file system allows, else a copy.
+        func place(_ binary: URL, at url: URL) throws {
+            try files.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            do { try files.linkItem(at: binary, to: url) } catch { try files.copyItem(at: binary, to: url) }
+        }
+        // Copied with the resources folder that `swift build` wrote beside it.
+        let copied = folder.appendingPathComponent("copied/mlkit")
+        try place(CLI.binary, at: copied)
+        try files.copyItem(at: built.appendingPathComponent("mlkit_mlkit.resources"),
+                           to: folder.appendingPathComponent("copied/mlkit_mlkit.resources"))
+        // Installed: bin/mlkit and share/mlkit/sentiment.mlkit.
+        let installed = folder.appendingPathComponent("prefix/bin/mlkit")
+        try place(CLI.binary, at: installed)
+        try files.createDirectory(at: folder.appendingPathComponent("prefix/share/mlkit"), withIntermediateDirectories: true)
+        try files.copyItem(at: CLI.repositoryRoot.appendingPathComponent("trained/sentiment.mlkit"),
+                           to: folder.appendingPathComponent("prefix/share/mlkit/sentiment.mlkit"))
+        for binary in [copied, installed] {
+            let result = try ChildProcess.run(binary, ["predict", "I love rainbows", "I am sad on cloudy days"],
+                                              environment: ["MLKIT_MODEL": ""], directory: folder)
+            #expect(result.status == 0, "\(binary.path): \(result.stderr)")
+            #expect(result.stdout == "positive\nnegative\n", "\(binary.path)")
+        }
+        // Alone, it says where it looked.
+        let alone = folder.appendingPathComponent("alone/mlkit")
+        try place(CLI.binary, at: alone)
+        let missing = try ChildProcess.run(alone, ["predict", "I love rainbows"], environment: ["MLKIT_MODEL": ""],
+                                           directory: folder)
+        #expect(missing.status == 66)
+        #expect(missing.stderr.contains("no model given and no bundled model found (looked in "
+                                        + folder.appendingPathComponent("alone/mlkit_mlkit.resources/sentiment.mlkit").path))
     }
 
     @Test("Standard input streams one prediction per line, as JSON Lines with --json")

@@ -752,48 +752,6 @@ struct CalibrationTests {
                 "\(fromStart.evaluations) + \(start.evaluations) on the subsample, against \(fromPrior.evaluations)")
     }
 
-    @Test("The calibration's AVX2 kernels agree with the C library's exp and log1p to within rounding")
-    func calibrationKernels() {
-        // Where the processor has no AVX2, both sides are the Swift loops and agree exactly.
-        func close(_ x: Double, _ y: Double, scale: Double) -> Bool { abs(x - y) <= 1e-13 * max(scale, 1e-300) }
-        var generator = SplitMix64(seed: 11)
-        // Platt's terms: counts that leave 0 to 3 values past the last group of four, slopes
-        // from gentle to steep, and values whose e^(−|z|) underflows or is 1.
-        for count in [1, 2, 3, 4, 5, 7, 8, 9, 1_001] {
-            for (a, b) in [(-0.5, 0.0), (-5, 2.5), (-60, -3), (-3, 900)] {
-                var values: [Double] = [], targets: [Double] = []
-                for index in 0..<count {
-                    values.append(index == 0 ? -b / a : Double(generator.nextFloat()) * 20 - 10)
-                    targets.append(index % 7 == 0 ? 0.97 : 0.003)
-                }
-                let fast = ProbabilityCalibration.plattTerms(values, targets, a, b)
-                let reference = ProbabilityCalibration.plattTermsPortably(values, targets, a, b)
-                // Each sum is held to the size of its terms: every value's term is at most
-                // |z| + 1 for the loss, |f| times at most 1 for the rest.
-                let size = Double(count) * (values.map { abs($0 * a + b) + abs($0) * abs($0) + 1 }.max() ?? 1)
-                for (x, y) in [(fast.value, reference.value), (fast.g1, reference.g1), (fast.g2, reference.g2),
-                               (fast.h11, reference.h11), (fast.h22, reference.h22), (fast.h21, reference.h21)] {
-                    #expect(close(x, y, scale: size), "\(count) values, a \(a), b \(b): \(x) against \(y)")
-                }
-            }
-        }
-        // The softmax moments: rows of 1 to 9 classes and of 249, flat to peaked.
-        for classes in [1, 2, 3, 4, 5, 6, 7, 8, 9, 249] {
-            let row = (0..<classes).map { _ in generator.nextFloat() * 10 - 5 }
-            for beta in [0, 0.5, 10, 1_000.0] {
-                let (fast, reference) = row.withUnsafeBufferPointer { row in
-                    (ProbabilityCalibration.softmaxMoments(row.baseAddress!, classes: classes, beta: beta),
-                     ProbabilityCalibration.softmaxMomentsPortably(row.baseAddress!, classes: classes, beta: beta))
-                }
-                // Every weight is at most 1 and every score at most 5 in size.
-                let size = Double(classes) * 25
-                #expect(close(fast.weightSum, reference.weightSum, scale: size), "\(classes) classes, β \(beta)")
-                #expect(close(fast.expected, reference.expected, scale: size), "\(classes) classes, β \(beta)")
-                #expect(close(fast.expectedSquare, reference.expectedSquare, scale: size), "\(classes) classes, β \(beta)")
-            }
-        }
-    }
-
     @Test("A fitted temperature lowers the validation NLL of naive Bayes")
     func temperature() throws {
         let plain = try MultinomialNaiveBayes().train(training)

@@ -145,3 +145,41 @@ struct LogisticRegression: Sendable {
         }
     }
 }
+
+extension LogisticRegression: CandidateTrainer {
+    static let defaultStrength = 10.0
+    static let strengthName = "C"
+
+    /// The features of ``LinearSVM``.
+    static func features(_ choices: FeatureChoices) -> FeaturizerConfiguration {
+        LinearSVM.features(choices)
+    }
+
+    /// A model trained on the training split and the vocabulary of its columns, which the refit
+    /// starts from: each feature of the refit's vocabulary starts from its weights there, a
+    /// feature only the held-out texts have from 0. On debian-sections the refit then took 17 s
+    /// instead of 34 s, with the same test accuracy.
+    struct ModelStart {
+        let model: LinearModel
+        let vocabulary: Vocabulary
+    }
+
+    /// Trains, in the refit from the model the same candidate left on the training split, and
+    /// records the model for the refit.
+    static func train(_ candidate: Candidate, on input: TrainingInput) throws -> ClassifierModel {
+        var trainer = LogisticRegression(c: candidate.strength, threads: input.threads)
+        if let iterations = candidate.iterations { trainer.maxIterations = iterations }
+        // Taken out of the warm starts: the start holds the only reference to the model, which
+        // the solver frees once started.
+        let start = input.isRefit
+            ? input.warmStarts.take(ModelStart.self, of: candidate).flatMap { source in
+                input.vocabulary.map { WarmStart(source.model, sourceColumns: $0.columns(in: source.vocabulary)) }
+            }
+            : nil
+        let model = try trainer.fit(input.problem, start: start).model
+        if !input.isRefit, let vocabulary = input.vocabulary {
+            input.warmStarts.record(ModelStart(model: model, vocabulary: vocabulary), for: candidate)
+        }
+        return .linear(model)
+    }
+}

@@ -218,3 +218,40 @@ struct NaiveBayesCounts: Sendable {
         }
     }
 }
+
+extension MultinomialNaiveBayes: CandidateTrainer {
+    static let defaultStrength = 0.1
+    static let strengthName = "alpha"
+
+    /// Counts of words and bigrams, of the parts of joined words and of runs of punctuation
+    /// (``TrainingPlan/features(for:)`` says why).
+    static func features(_ choices: FeatureChoices) -> FeaturizerConfiguration {
+        FeaturizerConfiguration(tokenizer: choices.tokenizer, maxWordNGram: choices.maxWordNGram, wordParts: true,
+                                punctuation: true, indexing: choices.vocabulary)
+    }
+
+    /// Trains on the input's class counts, which every naive Bayes candidate on these features
+    /// shares, with the softmax temperature fitted on the validation examples.
+    static func train(_ candidate: Candidate, on input: TrainingInput) throws -> ClassifierModel {
+        let counts = try input.shared { try NaiveBayesCounts(input.problem) }
+        return .linear(try MultinomialNaiveBayes(smoothing: candidate.strength, threads: input.threads)
+            .train(counts, validation: input.validation))
+    }
+}
+
+extension ComplementNaiveBayes: CandidateTrainer {
+    static let defaultStrength = 0.3
+    static let strengthName = "alpha"
+
+    /// The features of ``MultinomialNaiveBayes``.
+    static func features(_ choices: FeatureChoices) -> FeaturizerConfiguration {
+        MultinomialNaiveBayes.features(choices)
+    }
+
+    /// Trains as ``MultinomialNaiveBayes`` does, on the same shared class counts.
+    static func train(_ candidate: Candidate, on input: TrainingInput) throws -> ClassifierModel {
+        let counts = try input.shared { try NaiveBayesCounts(input.problem) }
+        return .linear(try ComplementNaiveBayes(smoothing: candidate.strength, threads: input.threads)
+            .train(counts, validation: input.validation))
+    }
+}

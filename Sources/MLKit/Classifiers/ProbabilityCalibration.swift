@@ -1,7 +1,4 @@
 import Foundation
-#if arch(x86_64) && !canImport(Accelerate)
-internal import CBLAS
-#endif
 
 /// Maps a linear model's scores to probabilities fitted on held-out data: Platt scaling for
 /// margins (SVM) and a softmax temperature for log-linear scores (naive Bayes).
@@ -85,34 +82,8 @@ enum ProbabilityCalibration {
     /// all from one exponential and one logarithm per value: with `e = exp(−|z|)`, the loss term
     /// is `t z + log1p(e)` for `z ≥ 0` and `(t − 1) z + log1p(e)` otherwise, and
     /// `p = 1/(1 + exp(z))` is `e/(1 + e)` or `1/(1 + e)`.
-    ///
-    /// With AVX2 (``SparseKernels/usesAVX2``), four values at a time in the C shim's kernel,
-    /// whose exponential and logarithm are its own. wordnet-hypernyms' refit fits 249 sigmoids
-    /// over 22,537 values: the C library's `exp` and `log1p`, here and in the temperature fit, had
-    /// 14 % of the samples of its training (`perf`), and with the kernels `mlkit train` takes
-    /// 0.87× the time, with the same test accuracy and log-loss.
-    static func plattTerms(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double)
-        -> (value: Double, g1: Double, g2: Double, h11: Double, h22: Double, h21: Double) {
-        #if arch(x86_64) && !canImport(Accelerate)
-        if SparseKernels.usesAVX2 {
-            var sums = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            values.withUnsafeBufferPointer { values in
-                targets.withUnsafeBufferPointer { targets in
-                    withUnsafeMutableBytes(of: &sums) { sums in
-                        mlkit_avx2_platt_terms(values.baseAddress, targets.baseAddress, values.count, a, b,
-                                               sums.baseAddress!.assumingMemoryBound(to: Double.self))
-                    }
-                }
-            }
-            return (sums.0, sums.1, sums.2, sums.3 + 1e-12, sums.4 + 1e-12, sums.5)
-        }
-        #endif
-        return plattTermsPortably(values, targets, a, b)
-    }
 
-    /// ``plattTerms(_:_:_:_:)`` in Swift, with the C library's `exp` and `log1p`: on any
-    /// processor, and the reference the tests hold the AVX2 kernel to.
-    static func plattTermsPortably(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double)
+    static func plattTerms(_ values: [Double], _ targets: [Double], _ a: Double, _ b: Double)
         -> (value: Double, g1: Double, g2: Double, h11: Double, h22: Double, h21: Double) {
         var value = 0.0, h11 = 1e-12, h22 = 1e-12, h21 = 0.0, g1 = 0.0, g2 = 0.0
         for index in values.indices {
@@ -258,27 +229,9 @@ enum ProbabilityCalibration {
     }
 
     /// The moments of `softmax(β s)` over one row of scores `s`: `Σ w`, `Σ w s` and `Σ w s²` with
-    /// `w = exp(β s − max β s)`. With AVX2 (``SparseKernels/usesAVX2``), four scores at a time in
-    /// the C shim's kernel: hypernyms' refit fits the temperature over 22,537 rows of 249 scores,
-    /// about ten passes.
+    /// `w = exp(β s − max β s)`.
     @inline(__always)
     static func softmaxMoments(_ scores: UnsafePointer<Float>, classes: Int, beta: Double)
-        -> (weightSum: Double, expected: Double, expectedSquare: Double) {
-        #if arch(x86_64) && !canImport(Accelerate)
-        if SparseKernels.usesAVX2 {
-            var moments = (0.0, 0.0, 0.0)
-            withUnsafeMutableBytes(of: &moments) { moments in
-                mlkit_avx2_softmax_moments(scores, classes, beta, moments.baseAddress!.assumingMemoryBound(to: Double.self))
-            }
-            return moments
-        }
-        #endif
-        return softmaxMomentsPortably(scores, classes: classes, beta: beta)
-    }
-
-    /// ``softmaxMoments(_:classes:beta:)`` in Swift, with the C library's `exp`: on any processor,
-    /// and the reference the tests hold the AVX2 kernel to.
-    static func softmaxMomentsPortably(_ scores: UnsafePointer<Float>, classes: Int, beta: Double)
         -> (weightSum: Double, expected: Double, expectedSquare: Double) {
         var largest = -Double.infinity
         for lane in 0..<classes { largest = max(largest, beta * Double(scores[lane])) }

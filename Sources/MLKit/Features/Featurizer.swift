@@ -103,7 +103,7 @@ public struct Featurizer: Sendable {
             return featurizer.withTables { tables in
                 rows.map { row in
                     Tokenizer.withUTF8(texts[row]) {
-                        featurizer.features(of: $0, into: &buffer, ascending: true, prefetching: nil, tables: tables)
+                        featurizer.features(of: $0, into: &buffer, ascending: true, tables: tables, lookahead: NoLookahead())
                     }
                     return buffer.vector
                 }
@@ -128,15 +128,11 @@ public struct Featurizer: Sendable {
     /// `buffer.indices` and `buffer.values`, reusing the buffer's storage: after warm-up, no
     /// allocation.
     /// - Parameters:
-    ///   - ascending: Whether the indices must be in ascending order, as in a ``SparseVector`` or
-    ///     a matrix row. Scoring one text does not need the order, and then the indices come in
-    ///     the order of their first occurrence, which is cheaper to get.
-    ///   - rows: A weight matrix far larger than the cache whose row of each feature found the
-    ///     caller will read: each is fetched as soon as the vocabulary gives its index, so that
-    ///     its cache misses overlap with the rest of the featurizing.
-    func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, ascending: Bool = true,
-                  prefetching rows: WeightRows? = nil) {
-        withTables { features(of: bytes, into: &buffer, ascending: ascending, prefetching: rows, tables: $0) }
+    /// - Parameter ascending: Whether the indices must be in ascending order, as in a
+    ///   ``SparseVector`` or a matrix row. Scoring one text does not need the order, and then the
+    ///   indices come in the order of their first occurrence, which is cheaper to get.
+    func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, ascending: Bool = true) {
+        withTables { features(of: bytes, into: &buffer, ascending: ascending, tables: $0, lookahead: NoLookahead()) }
     }
 
     /// What featurizing reads besides the text, as pointers valid only inside
@@ -159,9 +155,10 @@ public struct Featurizer: Sendable {
         }
     }
 
-    /// ``features(of:into:ascending:prefetching:)`` with the ``Tables`` already fetched.
-    func features(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, ascending: Bool,
-                  prefetching rows: WeightRows?, tables: Tables) {
+    /// ``features(of:into:ascending:)`` with the ``Tables`` already fetched, telling `lookahead`
+    /// each index as soon as it is found.
+    func features<Lookahead: FeatureLookahead>(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
+                                               ascending: Bool, tables: Tables, lookahead: Lookahead) {
         // A document has at most one token per byte and a bounded number of features per token;
         // only NFKC expansion with character n-grams can exceed the estimate, and then the
         // document is simply hashed again into a larger buffer.
@@ -174,10 +171,10 @@ public struct Featurizer: Sendable {
         repeat {
             buffer.reserveRaw(needed)
             found = if let countingLookup {
-                collectDistinctIndices(of: bytes, into: &buffer, prefetching: rows, lookup: countingLookup,
-                                       inverseDocumentFrequency: tables.inverseDocumentFrequency)
+                collectDistinctIndices(of: bytes, into: &buffer, lookup: countingLookup,
+                                       inverseDocumentFrequency: tables.inverseDocumentFrequency, lookahead: lookahead)
             } else {
-                collectIndices(of: bytes, into: &buffer, prefetching: rows, tables: tables)
+                collectIndices(of: bytes, into: &buffer, tables: tables, lookahead: lookahead)
             }
             needed = found
         } while found > buffer.raw.count
@@ -190,12 +187,14 @@ public struct Featurizer: Sendable {
     /// For scoring with a vocabulary: hashes every feature of the text (``hashFeatures(of:into:lookup:)``),
     /// then looks each up and counts the repeats of the indices found in the same loop, writing
     /// the distinct ones into `buffer.indices` and `buffer.values` (their counts) in the order of
-    /// first occurrence. A repeated feature's row and IDF weight are prefetched only once.
+    /// first occurrence. A repeated feature's IDF weight is prefetched, and `lookahead` told of
+    /// it, only once.
     /// - Returns: How many feature hashes the text has: more than `buffer.hashes.count` when the
     ///   buffer was too small, and the caller must grow it and call again.
-    private func collectDistinctIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
-                                        prefetching rows: WeightRows?, lookup: Vocabulary.Lookup,
-                                        inverseDocumentFrequency idf: UnsafePointer<Float>?) -> Int {
+    private func collectDistinctIndices<Lookahead: FeatureLookahead>(
+        of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer, lookup: Vocabulary.Lookup,
+        inverseDocumentFrequency idf: UnsafePointer<Float>?, lookahead: Lookahead
+    ) -> Int {
         let hashed = hashFeatures(of: bytes, into: &buffer, lookup: lookup)
         guard hashed <= buffer.hashes.count else { return hashed }
         // A reference of its own, so that the counting may change the buffer while reading it.
@@ -205,9 +204,9 @@ public struct Featurizer: Sendable {
                 for position in 0..<hashed {
                     guard let found = lookup.index(ofHash: hashes[position]) else { continue }
                     if counter.count(Int32(truncatingIfNeeded: found)) {
-                        // As in `collectIndices`: the IDF and the row are read soon.
+                        // As in `collectIndices`: the IDF is read soon.
                         if let idf { prefetchForReading(idf + found) }
-                        rows?.prefetch(found)
+                        lookahead.found(found)
                     }
                 }
             }
@@ -243,10 +242,11 @@ public struct Featurizer: Sendable {
         return 16 + byteCount * perByte
     }
 
-    /// Writes the index of each feature into `buffer.raw` while there is room, and returns how
-    /// many features there are.
-    private func collectIndices(of bytes: UnsafeBufferPointer<UInt8>, into buffer: inout FeatureBuffer,
-                                prefetching rows: WeightRows?, tables: Tables) -> Int {
+    /// Writes the index of each feature into `buffer.raw` while there is room, telling
+    /// `lookahead` of each, and returns how many features there are.
+    private func collectIndices<Lookahead: FeatureLookahead>(of bytes: UnsafeBufferPointer<UInt8>,
+                                                             into buffer: inout FeatureBuffer, tables: Tables,
+                                                             lookahead: Lookahead) -> Int {
         if let lookup = tables.lookup {
             let hashed = hashFeatures(of: bytes, into: &buffer, lookup: lookup)
             // More hashes than room: report that many, so the caller grows the buffer.
@@ -259,11 +259,10 @@ public struct Featurizer: Sendable {
                         guard let index = lookup.index(ofHash: hashes[position]) else { continue }
                         raw[found] = Int32(truncatingIfNeeded: index)
                         found += 1
-                        // The weighting multiplies by this feature's IDF after the counting, and
-                        // the scores add its row after that: their cache misses overlap with the
-                        // lookups and the counting instead.
+                        // The weighting multiplies by this feature's IDF after the counting: its
+                        // cache miss overlaps with the lookups and the counting instead.
                         if let idf { prefetchForReading(idf + index) }
-                        rows?.prefetch(index)
+                        lookahead.found(index)
                     }
                 }
             }
@@ -339,6 +338,22 @@ public struct Featurizer: Sendable {
             for position in 0..<values.count { values[position] *= scale }
         }
     }
+}
+
+/// Told of each feature index of a text as featurizing finds it, before the text's features are
+/// complete: a scorer starts fetching the weights it will read, so that their cache misses
+/// overlap with the rest of the featurizing (``ClassifierModel/Scorer``). Featurizing reads no
+/// model; what to fetch is the scorer's business.
+protocol FeatureLookahead {
+    /// Featurizing has found the feature `index` in the text (a repeated feature, perhaps more
+    /// than once).
+    func found(_ index: Int)
+}
+
+/// The lookahead of featurizing for anything but scoring: it ignores what is found.
+struct NoLookahead: FeatureLookahead {
+    @inline(__always)
+    func found(_ index: Int) {}
 }
 
 /// Reusable storage for featurizing one text after another without allocating.
@@ -502,7 +517,7 @@ extension Featurizer {
             featurizer.withTables { tables in
                 for row in rows {
                     Tokenizer.withUTF8(texts[row]) {
-                        featurizer.features(of: $0, into: &buffer, ascending: true, prefetching: nil, tables: tables)
+                        featurizer.features(of: $0, into: &buffer, ascending: true, tables: tables, lookahead: NoLookahead())
                     }
                     matrix.appendRow(indices: buffer.indices[0..<buffer.count], values: buffer.values[0..<buffer.count])
                 }

@@ -37,8 +37,8 @@ public struct TrainingSummary: Sendable, Hashable, Codable {
     public var algorithm: TextClassifierParameters.Algorithm
     /// The settings, as text (`C`, `alpha`, features).
     public var settings: [String: String]
-    /// Why these were chosen (for ``TextClassifierParameters/Algorithm/automatic``, the candidates
-    /// tried with their validation scores).
+    /// Why these were chosen, in one sentence: for ``TextClassifierParameters/Algorithm/automatic``
+    /// the rule that picked the candidate among ``candidates``.
     public var reason: String
     /// The number of training examples.
     public var examples: Int
@@ -46,4 +46,25 @@ public struct TrainingSummary: Sendable, Hashable, Codable {
     public var seconds: Double
     /// When training finished.
     public var date: Date
+    /// The candidates that ``TextClassifierParameters/Algorithm/automatic`` compared on the
+    /// validation data, in the order they were tried (its order of preference, then the pruned
+    /// vocabulary); `nil` when no choice was made, and in files written before mlkit recorded
+    /// them.
+    public var candidates: [Candidate]?
+
+    /// One candidate that training tried, with its scores on the validation data.
+    public struct Candidate: Sendable, Hashable, Codable {
+        /// The algorithm.
+        public var algorithm: TextClassifierParameters.Algorithm
+        /// The settings, as text, as in ``TrainingSummary/settings``.
+        public var settings: [String: String]
+        /// The fraction of the validation examples labelled right.
+        public var accuracy: Double
+        /// The mean of the per-class F1 scores on the validation examples.
+        public var macroF1: Double
+        /// Wall-clock seconds to featurize and train it.
+        public var seconds: Double
+        /// Whether it is the candidate chosen (before the refit on all the data).
+        public var chosen: Bool
+    }
 }

@@ -6,61 +6,24 @@ extension TextClassifier {
     /// With ``TextClassifierParameters/Algorithm/automatic`` it tries several algorithms and
     /// settings on the validation data within the time budget, keeps the first in its order of
     /// preference whose validation accuracy is within one standard error of the best (the error
-    /// of the difference, paired example by example), tries it
-    /// again with a vocabulary of the features seen at least twice, keeps that if it scores
-    /// better, and refits the one kept on all the data. The reason is in
-    /// ``trainingSummary``; the validation figures of the chosen candidate are in
-    /// ``validationMetrics``.
+    /// of the difference, paired example by example), tries it again with a vocabulary of the
+    /// features seen at least twice, keeps that if it scores better, and refits the one kept on
+    /// all the data. The candidates and the reason are in ``trainingSummary``; the validation
+    /// figures of the chosen candidate are in ``validationMetrics``.
     ///
     /// - Parameters:
     ///   - trainingData: Labelled texts, with at least two labels.
     ///   - parameters: How to train.
     /// - Throws: ``MLKitError`` with code `invalidDataset` for an empty dataset or a single
-    ///   label, or `invalidParameter` for a setting that cannot be used.
+    ///   label, or `invalidParameter` for a setting that cannot be used, its location's field
+    ///   naming the setting (``TextClassifierParameters/validate()``).
     public init(trainingData: TextDataset, parameters: TextClassifierParameters = TextClassifierParameters()) throws {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let data = try trainingData.validatedForTraining()
-        let plan = try TrainingPlan(data: data, parameters: parameters)
-        let (train, validation) = try plan.split()
-        let candidates = plan.candidates(hasValidation: validation != nil)
-
-        var results: [CandidateResult] = []
-        var counted = CountedFeatures()
-        var reason: String
-        if let validation, candidates.count > 1 || parameters.algorithm == .automatic {
-            let automatic = parameters.algorithm == .automatic
-            (results, counted) = try plan.evaluate(candidates, train: train, validation: validation,
-                                                   budget: parameters.timeBudget) { results in
-                automatic ? plan.prunedVariant(of: TrainingPlan.choose(results, planned: candidates.count).candidate) : nil
-            }
-            let best = TrainingPlan.choose(results, planned: candidates.count)
-            reason = plan.explain(results, planned: candidates.count, chosen: best)
-            results = [best] + results.filter { $0.candidate != best.candidate }
-        } else if let validation {
-            (results, counted) = try plan.evaluate(candidates, train: train, validation: validation, budget: .infinity)
-            reason = "the algorithm asked for; validation accuracy \(String(format: "%.4f", results[0].metrics.accuracy))"
-        } else {
-            reason = "the algorithm asked for, with its default settings (no validation data)"
-        }
-        let chosen = results.first?.candidate ?? candidates[0]
-        // Handed to the refit, which frees the model once it has started from it.
-        let primal = results.isEmpty ? nil : results[0].primal.take()
-        // Refit on all the data, keeping the probability calibration fitted on held-out data
-        // when there was enough of it to trust.
-        let everything = validation.map { train + $0 } ?? train
-        let calibration = validation.flatMap { plan.isEnoughForCalibration($0) ? results.first?.calibration : nil }
-        // The chosen SVM's dual variables on the training split, which comes first in `everything`,
-        // or the chosen maximum entropy model's weights.
-        let final = try plan.fit(chosen, on: everything, calibration: calibration, counted: consume counted,
-                                 start: results.first?.dual, primal: consume primal)
-        let seconds = (clock.now - start).seconds
-        let summary = TrainingSummary(algorithm: chosen.algorithm, settings: chosen.settings, reason: reason,
-                                      examples: everything.count, seconds: seconds, date: Date())
-        final.model.adviseLargePages()
-        self = TextClassifier(labels: plan.labels, featurizer: final.featurizer, model: final.model,
-                              metadata: ModelMetadata(), trainingSummary: summary, trainingMetrics: final.metrics,
-                              validationMetrics: results.first?.metrics, formatVersion: nil)
+        try parameters.validate()
+        let trained = try TrainingPlan(data: trainingData, parameters: parameters).run()
+        self = TextClassifier(labels: trained.labels, featurizer: trained.featurizer, model: trained.model,
+                              metadata: ModelMetadata(), trainingSummary: trained.summary,
+                              trainingMetrics: trained.trainingMetrics, validationMetrics: trained.validationMetrics,
+                              formatVersion: nil)
     }
 
     /// Metrics of this classifier on labelled examples.
@@ -114,12 +77,7 @@ struct Candidate: Hashable, Sendable {
         if case .vocabulary(let pruning) = features.indexing, pruning.minCount > 1 {
             settings["minCount"] = "\(pruning.minCount)"
         }
-        switch algorithm {
-        case .naiveBayes, .complementNaiveBayes: settings["alpha"] = "\(strength)"
-        case .maxEnt, .linearSVM: settings["C"] = "\(strength)"
-        case .embedding: settings["learningRate"] = "\(strength)"
-        case .automatic: break
-        }
+        settings[algorithm.trainer.strengthName] = "\(strength)"
         if let iterations { settings["maxIterations"] = "\(iterations)" }
         return settings
     }
@@ -139,11 +97,6 @@ struct CandidateResult {
     let seconds: Double
     /// The probability mapping fitted on the validation data, reused after the refit.
     let calibration: LinearModel.ProbabilityMapping?
-    /// An SVM's dual variables on the training split, where the refit starts from.
-    let dual: [Float]?
-    /// A maximum entropy model trained on the training split, and the vocabulary of its columns,
-    /// where the refit starts from; taken out (`nil`) when the refit starts.
-    var primal: (model: LinearModel, vocabulary: Vocabulary)?
 
     /// The candidate's place in the plan's list: the preference between equals.
     let order: Int
@@ -155,6 +108,27 @@ struct CandidateResult {
         if a.metrics.macroF1 != b.metrics.macroF1 { return a.metrics.macroF1 < b.metrics.macroF1 }
         return a.order > b.order
     }
+
+    /// The result as a row of the training summary's candidates.
+    func summary(chosen: Bool) -> TrainingSummary.Candidate {
+        TrainingSummary.Candidate(algorithm: candidate.algorithm, settings: candidate.settings,
+                                  accuracy: metrics.accuracy, macroF1: metrics.macroF1, seconds: seconds,
+                                  chosen: chosen)
+    }
+}
+
+/// A classifier's parts as training leaves them, which ``TextClassifier`` wraps.
+struct TrainedClassifier {
+    /// The labels, sorted.
+    let labels: [String]
+    let featurizer: Featurizer
+    let model: ClassifierModel
+    /// What training chose and why.
+    let summary: TrainingSummary
+    /// The model's metrics on all the training data.
+    let trainingMetrics: ClassificationMetrics
+    /// The chosen candidate's metrics on the validation data, before the refit.
+    let validationMetrics: ClassificationMetrics?
 }
 
 extension Duration {

@@ -5,7 +5,8 @@ import Foundation
 /// The names follow Create ML's `MLTextClassifier` and NaturalLanguage's `NLModel`.
 /// A classifier is an immutable value and `Sendable`: load it once and call it from as many
 /// threads as you like. After a thread's first prediction, a prediction allocates nothing but
-/// its result.
+/// its result. A classifier always has at least one label (training needs two, and the loader
+/// refuses a file without any), so every prediction gives one.
 ///
 /// ```swift
 /// let classifier = try TextClassifier(contentsOf: URL(fileURLWithPath: "sentiment.mlkit"))
@@ -76,12 +77,10 @@ public struct TextClassifier: Sendable {
 
     /// The most likely label of `text`.
     /// - Parameter text: The text.
-    /// - Returns: A label, or `nil` if the classifier has none.
-    public func predictedLabel(for text: String) -> String? {
-        let storage = self.storage
-        return withClassValues(.order, for: text) { values in
-            Self.argmax(values).map { storage.labels[$0] }
-        }
+    /// - Returns: A label; the first of the most likely when several tie.
+    public func predictedLabel(for text: String) -> String {
+        let labels = self.labels
+        return withClassValues(.order, for: text) { labels[Self.argmax($0)] }
     }
 
     /// The most likely labels of `text` with their probabilities.
@@ -102,7 +101,8 @@ public struct TextClassifier: Sendable {
         withClassValues(.probabilities, for: text) { rankedLabels(from: $0, maximumCount: maximumCount) }
     }
 
-    /// The most likely label of each text, computed on all cores.
+    /// The most likely label of each text, computed on all cores: ``predictedLabel(for:)`` for
+    /// many texts.
     /// - Parameters:
     ///   - texts: The texts.
     ///   - threads: Worker threads (0: all cores).
@@ -110,7 +110,7 @@ public struct TextClassifier: Sendable {
     public func predictions(for texts: [String], threads: Int = 0) -> [String] {
         let labels = self.labels
         return mapClassValues(.order, count: texts.count, threads: threads, text: { texts[$0] }) { _, values in
-            Self.argmax(values).map { labels[$0] } ?? ""
+            labels[Self.argmax(values)]
         }
     }
 
@@ -133,9 +133,9 @@ public struct TextClassifier: Sendable {
     /// the reference `SentimentPolarity` model is used.
     /// - Parameter wordCounts: Each word with its count; words are normalized as the model's
     ///   tokenizer normalizes them. Only word features are used (no n-grams).
-    /// - Returns: A label, or `nil` if the classifier has none.
-    public func predictedLabel(forWordCounts wordCounts: [String: Double]) -> String? {
-        Self.argmax(probabilities(forWordCounts: wordCounts)).map { labels[$0] }
+    /// - Returns: A label; the first of the most likely when several tie.
+    public func predictedLabel(forWordCounts wordCounts: [String: Double]) -> String {
+        labels[Self.argmax(probabilities(forWordCounts: wordCounts))]
     }
 
     /// The probability of each label for word counts (see ``predictedLabel(forWordCounts:)``).
@@ -182,9 +182,9 @@ public struct TextClassifier: Sendable {
         }.flatMap { $0 }
     }
 
-    /// Featurizes and scores the texts of `rows` one after another on this thread, passing each
-    /// one's class values to `body`, with this thread's reusable workspace. The workspace, the
-    /// featurizer and the model are fetched once rather than per text: each fetch would
+    /// Predicts the texts of `rows` one after another on this thread, passing each one's class
+    /// values to `body`: featurize, then score, then map the scores to `kind`. The workspace,
+    /// the featurizer and the scorer are fetched once rather than per text: each fetch would
     /// retain and release references that every thread shares.
     /// - Parameters:
     ///   - kind: Probabilities, or only their order (enough for a label or a ranking).
@@ -194,17 +194,16 @@ public struct TextClassifier: Sendable {
         let workspace = PredictionWorkspace.current
         let featurizer = storage.featurizer, model = storage.model
         let features = workspace.features
-        // A large linear model's rows are fetched as the featurizer finds each feature's index
-        // (fortunes-topic and debian-sections: 0.88–0.94× the time of fetching them in `scores`).
-        model.withWeightRows { weightRows in
+        model.withScorer { scorer in
             featurizer.withTables { tables in
                 workspace.withScores(count: storage.labels.count) { scores in
                     for row in rows {
                         Tokenizer.withUTF8(text(row)) {
-                            featurizer.features(of: $0, into: &features.pointee, ascending: false, prefetching: weightRows,
-                                                tables: tables)
+                            featurizer.features(of: $0, into: &features.pointee, ascending: false, tables: tables,
+                                                lookahead: scorer)
                         }
-                        model.classValues(kind, of: features, into: scores, prefetched: weightRows != nil)
+                        scorer.score(features, into: scores)
+                        model.map(kind, scores: scores)
                         body(row, scores)
                     }
                 }
@@ -228,8 +227,10 @@ public struct TextClassifier: Sendable {
         buffer.setCounts(indices.sorted { $0.key < $1.key })
         featurizer.applyWeighting(to: &buffer)
         var probabilities = [Float](repeating: 0, count: labels.count)
+        let model = self.model
         probabilities.withUnsafeMutableBufferPointer { output in
-            withUnsafeMutablePointer(to: &buffer) { model.classValues(.probabilities, of: $0, into: output) }
+            model.withScorer { scorer in withUnsafeMutablePointer(to: &buffer) { scorer.score($0, into: output) } }
+            model.map(.probabilities, scores: output)
         }
         return probabilities
     }
@@ -240,10 +241,12 @@ public struct TextClassifier: Sendable {
         return result
     }
 
-    static func argmax<C: Collection<Float>>(_ values: C) -> Int? where C.Index == Int {
-        var best: Int?
-        for index in values.indices where best == nil || values[index] > values[best!] { best = index }
-        return best
+    /// The index of the largest of `values` (the first on ties), relative to their start; the
+    /// start for no values.
+    static func argmax<C: Collection<Float>>(_ values: C) -> Int where C.Index == Int {
+        var best = values.startIndex
+        for index in values.indices where values[index] > values[best] { best = index }
+        return best - values.startIndex
     }
 
     /// Indices of the `maximumCount` largest values, largest first (ties: lower index first).
@@ -301,7 +304,8 @@ enum ClassifierModel: Sendable {
             rankings.reserveCapacity(rows.count)
             withUnsafeTemporaryAllocation(of: Float.self, capacity: classes) { output in
                 matrix.forEachRow(in: rows) { _, indices, values in
-                    model.classValues(.order, indices: indices, values: values, into: output)
+                    model.scores(indices: indices, values: values, into: output)
+                    model.map(.order, scores: output)
                     rankings.append(TextClassifier.ranking(output, maximumCount))
                 }
             }
@@ -309,38 +313,57 @@ enum ClassifierModel: Sendable {
         }.flatMap { $0 }
     }
 
-    /// Writes the class values of one featurized text into `output`. The buffer is read in
-    /// place, behind a pointer: passing it by value would copy its six arrays' references for
-    /// every text.
-    /// - Parameter prefetched: Whether the featurizer has fetched the weight rows
-    ///   (``withWeightRows(_:)``).
-    func classValues(_ kind: ClassValues, of features: UnsafeMutablePointer<FeatureBuffer>,
-                     into output: UnsafeMutableBufferPointer<Float>, prefetched: Bool = false) {
-        features.pointee.indices.withUnsafeBufferPointer { indices in
-            features.pointee.values.withUnsafeBufferPointer { values in
-                let count = features.pointee.count
-                classValues(kind, indices: UnsafeBufferPointer(rebasing: indices[0..<count]),
-                            values: UnsafeBufferPointer(rebasing: values[0..<count]), into: output,
-                            prefetched: prefetched)
-            }
-        }
-    }
-
-    /// Calls `body` with the weight rows of a linear model large enough for their prefetching to
-    /// pay, else with `nil`.
-    func withWeightRows<R>(_ body: (WeightRows?) -> R) -> R {
-        guard case .linear(let model) = self else { return body(nil) }
-        return model.withWeightRows(body)
-    }
-
-    /// Writes the class values of one sparse row of features into `output`.
-    func classValues(_ kind: ClassValues, indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
-                     into output: UnsafeMutableBufferPointer<Float>, prefetched: Bool = false) {
+    /// Writes the raw scores of one sparse row of features into `output`, fetching a large
+    /// linear model's rows first.
+    func scores(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
+                into output: UnsafeMutableBufferPointer<Float>) {
         switch self {
-        case .linear(let model): model.scores(indices: indices, values: values, into: output, prefetching: !prefetched)
+        case .linear(let model): model.scores(indices: indices, values: values, into: output)
         case .embedding(let model): model.scores(indices: indices, values: values, into: output)
         }
-        map(kind, scores: output)
+    }
+
+    /// Calls `body` with a ``Scorer`` of this model, valid only inside it.
+    func withScorer<R>(_ body: (Scorer) -> R) -> R {
+        guard case .linear(let model) = self else { return body(Scorer(model: self, rows: nil)) }
+        return model.withWeightRows { body(Scorer(model: self, rows: $0)) }
+    }
+
+    /// Scores featurized texts: prediction's second step, after featurizing and before the scores
+    /// are mapped (``map(_:scores:)``).
+    ///
+    /// It is also the featurizer's ``FeatureLookahead``: the rows of a linear model large enough
+    /// for it (``LinearModel/prefetchThreshold``) are fetched as featurizing finds each feature,
+    /// so that their cache misses overlap with the rest of the featurizing. On fortunes-topic and
+    /// debian-sections that took 0.88–0.94× the time of fetching them all when scoring.
+    struct Scorer: FeatureLookahead {
+        /// The model.
+        let model: ClassifierModel
+        /// A large linear model's weight rows, fetched as features are found; `nil` otherwise.
+        let rows: WeightRows?
+
+        /// Starts fetching the weight row of feature `index`, if worth it.
+        @inline(__always)
+        func found(_ index: Int) { rows?.prefetch(index) }
+
+        /// Writes the raw scores of one featurized text into `output`. The buffer is read in
+        /// place, behind a pointer: passing it by value would copy its six arrays' references for
+        /// every text.
+        func score(_ features: UnsafeMutablePointer<FeatureBuffer>, into output: UnsafeMutableBufferPointer<Float>) {
+            features.pointee.indices.withUnsafeBufferPointer { indices in
+                features.pointee.values.withUnsafeBufferPointer { values in
+                    let count = features.pointee.count
+                    let indices = UnsafeBufferPointer(rebasing: indices[0..<count])
+                    let values = UnsafeBufferPointer(rebasing: values[0..<count])
+                    switch model {
+                    case .linear(let linear):
+                        linear.scores(indices: indices, values: values, into: output, prefetching: rows == nil)
+                    case .embedding(let embedding):
+                        embedding.scores(indices: indices, values: values, into: output)
+                    }
+                }
+            }
+        }
     }
 
     /// Turns raw scores, in place, into the class values of `kind`.

@@ -71,6 +71,42 @@ public struct TextClassifierParameters: Sendable {
     /// the work done (0...1). The CLI draws its progress bar from it.
     public var progress: (@Sendable (_ step: String, _ fraction: Double) -> Void)?
 
+    /// Checks every setting that does not depend on the training data, as LIBLINEAR's
+    /// `check_parameter` does: ``TextClassifier/init(trainingData:parameters:)`` calls it before
+    /// it reads the data, and a caller may call it earlier, before loading the data at all.
+    /// (Training then checks that the labels of ``classWeights`` are in the data.)
+    /// - Throws: ``MLKitError`` with code `invalidParameter`, its location's field naming the
+    ///   property at fault (`maxWordNGram`, `validation`, …), so that a caller can name the option
+    ///   its user typed instead.
+    public func validate() throws {
+        let fail = MLKitError.invalidParameter
+        if case .split(let fraction) = validation, !(fraction > 0 && fraction < 1) {
+            throw fail("validation", "the validation fraction must lie strictly between 0 and 1, not \(fraction)")
+        }
+        if let ngrams = maxWordNGram, !(1...5).contains(ngrams) {
+            throw fail("maxWordNGram", "must be 1 to 5, not \(ngrams)")
+        }
+        if let count = minimumFeatureCount {
+            guard count >= 1 else { throw fail("minimumFeatureCount", "must be at least 1, not \(count)") }
+            guard algorithm != .embedding else {
+                throw fail("minimumFeatureCount", "applies to a vocabulary; the embedding classifier hashes its features")
+            }
+        }
+        if let strength = regularization, !(strength > 0) {
+            throw fail("regularization", "must be positive, not \(strength)")
+        }
+        if let iterations = maxIterations, iterations < 1 {
+            throw fail("maxIterations", "must be at least 1, not \(iterations)")
+        }
+        if threads < 0 { throw fail("threads", "must be 0 (all cores) or more, not \(threads)") }
+        if !(timeBudget >= 0) { throw fail("timeBudget", "must be 0 seconds or more, not \(timeBudget)") }
+        if case .explicit(let weights) = classWeights {
+            for (label, weight) in weights.sorted(by: { $0.key < $1.key }) where !(weight > 0) {
+                throw fail("classWeights", "the weight of \"\(label)\" must be positive")
+            }
+        }
+    }
+
     /// Creates parameters; every argument has a default.
     /// - Parameters:
     ///   - algorithm: The algorithm.

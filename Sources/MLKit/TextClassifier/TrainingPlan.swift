@@ -1,6 +1,13 @@
 import Foundation
 
-/// Turns ``TextClassifierParameters`` into candidates, trains them, and compares them.
+/// Trains a classifier from labelled texts and ``TextClassifierParameters``: it turns the
+/// parameters into candidates, trains and scores them on the validation data, chooses one,
+/// refits it on all the data, and returns the result (``run()``).
+///
+/// The plan owns the state that passes from one candidate to another: the featurized problems
+/// that candidates on the same features share, and the warm starts (``WarmStarts``) that later
+/// candidates and the refit start from. What an algorithm does with them is its trainer's
+/// business (``CandidateTrainer``).
 struct TrainingPlan {
     typealias Algorithm = TextClassifierParameters.Algorithm
 
@@ -10,43 +17,68 @@ struct TrainingPlan {
     let labels: [String]
     let classIndex: [String: Int32]
     let threads: Int
+    /// What trained candidates leave to start from, for this plan's run.
+    let warmStarts = WarmStarts()
 
+    /// A plan for `data`, which must hold at least one example and two labels.
+    /// - Throws: ``MLKitError``: `invalidDataset` for data that cannot be trained on, and
+    ///   `invalidParameter` for class weights naming a label the data does not have. The other
+    ///   parameters are checked by ``TextClassifierParameters/validate()``.
     init(data: TextDataset, parameters: TextClassifierParameters) throws {
-        self.data = data
+        self.data = try data.validatedForTraining()
         self.parameters = parameters
         labels = data.labels
         classIndex = Dictionary(uniqueKeysWithValues: labels.enumerated().map { ($1, Int32($0)) })
         threads = parameters.threads == 0 ? Parallel.defaultThreadCount : parameters.threads
-        try validate()
+        if case .explicit(let weights) = parameters.classWeights {
+            for label in weights.keys.sorted() where classIndex[label] == nil {
+                throw MLKitError.invalidParameter("classWeights", "no label \"\(label)\" in the training data")
+            }
+        }
     }
 
-    private func validate() throws {
-        let fail = MLKitError.invalidParameter
-        if case .split(let fraction) = parameters.validation, !(fraction > 0 && fraction < 1) {
-            throw fail("validation", "the validation fraction must lie strictly between 0 and 1, not \(fraction)")
-        }
-        if let ngrams = parameters.maxWordNGram, !(1...5).contains(ngrams) {
-            throw fail("maxWordNGram", "must be 1 to 5, not \(ngrams)")
-        }
-        if let count = parameters.minimumFeatureCount {
-            guard count >= 1 else { throw fail("minimumFeatureCount", "must be at least 1, not \(count)") }
-            guard parameters.algorithm != .embedding else {
-                throw fail("minimumFeatureCount", "applies to a vocabulary; the embedding classifier hashes its features")
+    /// Trains: splits off the validation data, evaluates the candidates on it and chooses one
+    /// (``choose(_:planned:)``), then refits that one on all the data, keeping the probability
+    /// calibration fitted on held-out data when there was enough of it to trust.
+    func run() throws -> TrainedClassifier {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (train, validation) = try split()
+        let candidates = candidates(hasValidation: validation != nil)
+        var chosen: CandidateResult?
+        var tried: [TrainingSummary.Candidate]?
+        var counted = CountedFeatures()
+        let reason: String
+        if let validation, candidates.count > 1 || parameters.algorithm == .automatic {
+            let automatic = parameters.algorithm == .automatic
+            let (results, evaluated) = try evaluate(candidates, train: train, validation: validation,
+                                                    budget: parameters.timeBudget) { results in
+                automatic ? prunedVariant(of: Self.choose(results, planned: candidates.count).candidate) : nil
             }
+            counted = evaluated
+            let best = Self.choose(results, planned: candidates.count)
+            chosen = best
+            reason = Self.reason(results, planned: candidates.count, chosen: best)
+            tried = results.map { $0.summary(chosen: $0.order == best.order) }
+        } else if let validation {
+            let (results, evaluated) = try evaluate(candidates, train: train, validation: validation, budget: .infinity)
+            counted = evaluated
+            chosen = results[0]
+            reason = "the algorithm asked for; validation accuracy \(String(format: "%.4f", results[0].metrics.accuracy))"
+        } else {
+            reason = "the algorithm asked for, with its default settings (no validation data)"
         }
-        if let strength = parameters.regularization, !(strength > 0) {
-            throw fail("regularization", "must be positive, not \(strength)")
-        }
-        if let iterations = parameters.maxIterations, iterations < 1 {
-            throw fail("maxIterations", "must be at least 1, not \(iterations)")
-        }
-        if parameters.threads < 0 { throw fail("threads", "must be 0 (all cores) or more, not \(parameters.threads)") }
-        if case .explicit(let weights) = parameters.classWeights {
-            for (label, weight) in weights {
-                guard classIndex[label] != nil else { throw fail("classWeights", "no label \"\(label)\" in the training data") }
-                guard weight > 0 else { throw fail("classWeights", "the weight of \"\(label)\" must be positive") }
-            }
-        }
+        let candidate = chosen?.candidate ?? candidates[0]
+        warmStarts.keep(only: chosen?.candidate)
+        let everything = validation.map { train + $0 } ?? train
+        let calibration = validation.flatMap { isEnoughForCalibration($0) ? chosen?.calibration : nil }
+        let final = try fit(candidate, on: everything, calibration: calibration, counted: consume counted)
+        let summary = TrainingSummary(algorithm: candidate.algorithm, settings: candidate.settings, reason: reason,
+                                      examples: everything.count, seconds: (clock.now - start).seconds, date: Date(),
+                                      candidates: tried)
+        final.model.adviseLargePages()
+        return TrainedClassifier(labels: labels, featurizer: final.featurizer, model: final.model, summary: summary,
+                                 trainingMetrics: final.metrics, validationMetrics: chosen?.metrics)
     }
 
     // MARK: Data
@@ -97,71 +129,53 @@ struct TrainingPlan {
         return Tokenizer()
     }
 
-    /// The features an algorithm trains on by default. The sparse classifiers count the parts
-    /// of joined words as words too (`open` and `source` in `open-source`): on the benchmark sets
-    /// that adds 0.5–0.7 points of accuracy where joined words are common (`docs/features.md`).
-    /// They count runs of punctuation as tokens too: in 5-fold cross-validation of the SVM on the
-    /// training sets that adds 0.6–5.5 points of accuracy on five of the six benchmark sets where
-    /// `auto` keeps the SVM, and changes wordnet-hypernyms by −0.07 points, within its standard
-    /// error (`docs/features.md`). The vocabulary keeps the features seen at least
+    /// The features an algorithm trains on by default (its trainer's
+    /// ``CandidateTrainer/features(_:)``). The sparse classifiers count the parts of joined words
+    /// as words too (`open` and `source` in `open-source`): on the benchmark sets that adds
+    /// 0.5–0.7 points of accuracy where joined words are common (`docs/features.md`). They count
+    /// runs of punctuation as tokens too: in 5-fold cross-validation of the SVM on the training
+    /// sets that adds 0.6–5.5 points of accuracy on five of the six benchmark sets where `auto`
+    /// keeps the SVM, and changes wordnet-hypernyms by −0.07 points, within its standard error
+    /// (`docs/features.md`). The vocabulary keeps the features seen at least
     /// ``TextClassifierParameters/minimumFeatureCount`` times, every feature by default.
     func features(for algorithm: Algorithm) -> FeaturizerConfiguration {
-        let ngrams = parameters.maxWordNGram ?? 2
         let vocabulary = FeaturizerConfiguration.Indexing.vocabulary(.init(minCount: parameters.minimumFeatureCount ?? 1))
-        switch algorithm {
-        case .naiveBayes, .complementNaiveBayes:
-            return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, wordParts: true,
-                                           punctuation: true, indexing: vocabulary)
-        case .maxEnt, .linearSVM, .automatic:
-            return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, wordParts: true,
-                                           punctuation: true, indexing: vocabulary,
-                                           weighting: .tfidf, sublinearTF: true, l2Normalize: true)
-        case .embedding:
-            return FeaturizerConfiguration(tokenizer: tokenizer, maxWordNGram: ngrams, indexing: .hashed(bits: 20))
-        }
+        return algorithm.trainer.features(FeatureChoices(tokenizer: tokenizer, maxWordNGram: parameters.maxWordNGram ?? 2,
+                                                         vocabulary: vocabulary))
     }
 
-    /// The default strength of each algorithm.
-    static func defaultStrength(_ algorithm: Algorithm) -> Double {
-        switch algorithm {
-        case .naiveBayes: return 0.1
-        case .complementNaiveBayes: return 0.3
-        case .maxEnt: return 10
-        case .linearSVM, .automatic: return 0.5
-        case .embedding: return 1
-        }
-    }
+    /// What `automatic` tries, in its order of preference: each algorithm with its strengths.
+    ///
+    /// Maximum entropy and the embedding classifier are not among them: on every dataset
+    /// measured (docs/benchmarks.md) each scored below the SVM on validation, maximum entropy
+    /// taking 4–30 times as long and the embedding classifier (with its own featurization) about
+    /// as long as the other candidates together, so they would only make the default slower.
+    /// `--algorithm maxent` and `--algorithm embedding` train them. For the same reason the SVM
+    /// tries C = 1 and 0.5 but not 0.25, which scored below C = 0.5 on validation on all six
+    /// datasets measured. C = 1 comes first, the preferred of the two when one held-out split
+    /// cannot tell them apart: in 5-fold cross-validation on the training sets of the six SVM
+    /// benchmark sets it was never worse than C = 0.5, and better by 2.7–6.5 standard errors on
+    /// four.
+    static let candidateGrid: [(algorithm: Algorithm, strengths: [Double])] = [
+        (.linearSVM, [1, 0.5]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]),
+    ]
 
-    /// The candidates to try: one for an explicit algorithm, a small grid for `automatic`.
+    /// The candidates to try: one for an explicit algorithm, ``candidateGrid`` for `automatic`
+    /// (with the parameters' strength instead of the grid's, when they give one), and the SVM
+    /// alone for `automatic` without validation data to choose with.
     func candidates(hasValidation: Bool) -> [Candidate] {
         let strength = parameters.regularization
         let iterations = parameters.maxIterations
-        guard parameters.algorithm == .automatic else {
-            let algorithm = parameters.algorithm
-            return [Candidate(algorithm: algorithm, features: features(for: algorithm),
-                              strength: strength ?? Self.defaultStrength(algorithm), iterations: iterations)]
+        let single: Algorithm? = parameters.algorithm != .automatic ? parameters.algorithm
+            : hasValidation ? nil : .linearSVM
+        if let single {
+            return [Candidate(algorithm: single, features: features(for: single),
+                              strength: strength ?? single.trainer.defaultStrength, iterations: iterations)]
         }
-        guard hasValidation else {
-            return [Candidate(algorithm: .linearSVM, features: features(for: .linearSVM),
-                              strength: strength ?? Self.defaultStrength(.linearSVM), iterations: iterations)]
-        }
-        // Maximum entropy and the embedding classifier are not among them: on every dataset
-        // measured (docs/benchmarks.md) each scored below the SVM on validation, maximum entropy
-        // taking 4–30 times as long and the embedding classifier (with its own featurization)
-        // about as long as the other candidates together, so they would only make the default
-        // slower. `--algorithm maxent` and `--algorithm embedding` train them. For the same
-        // reason the SVM tries C = 1 and 0.5 but no longer 0.25, which scored below C = 0.5 on
-        // validation on all six datasets measured. C = 1 comes
-        // first, the preferred of the two when one held-out split cannot tell them apart: in
-        // 5-fold cross-validation on the training sets of the six SVM benchmark sets it was
-        // never worse than C = 0.5, and better by 2.7–6.5 standard errors on four.
-        var grid: [(Algorithm, [Double])] = [
-            (.linearSVM, [1, 0.5]), (.complementNaiveBayes, [0.1, 0.5]), (.naiveBayes, [0.1]),
-        ]
-        if let strength { grid = grid.map { ($0.0, [strength]) } }
-        return grid.flatMap { algorithm, strengths in
-            strengths.map { Candidate(algorithm: algorithm, features: features(for: algorithm), strength: $0,
-                                      iterations: iterations) }
+        return Self.candidateGrid.flatMap { algorithm, strengths in
+            (strength.map { [$0] } ?? strengths).map {
+                Candidate(algorithm: algorithm, features: features(for: algorithm), strength: $0, iterations: iterations)
+            }
         }
     }
 
@@ -191,9 +205,8 @@ struct TrainingPlan {
         var allCounts: [FeaturizerConfiguration: Featurizer.FeatureStatistics] = [:]
         var counted: [FeaturizerConfiguration: (featurizer: Featurizer, train: SparseMatrix, validation: SparseMatrix,
                                                  seconds: Double)] = [:]
-        var prepared: [FeaturizerConfiguration: (train: TrainingProblem, validation: TrainingProblem, seconds: Double)] = [:]
-        // Naive Bayes candidates on the same features share their class counts.
-        var naiveBayesCounts: [FeaturizerConfiguration: NaiveBayesCounts] = [:]
+        // By features: the input that every candidate on them trains on.
+        var prepared: [FeaturizerConfiguration: (input: TrainingInput, seconds: Double)] = [:]
 
         /// The count matrices of the texts for a counting configuration.
         func count(_ counting: FeaturizerConfiguration) throws {
@@ -230,38 +243,24 @@ struct TrainingPlan {
                 }
                 let base = counted[features.counting]!
                 let weighted = base.featurizer.reweighted(as: features, trainingCounts: base.train)
-                prepared[features] = (problem(known.train, matrix: weighted.weighting(base.train)),
-                                      problem(known.validation, matrix: weighted.weighting(base.validation)),
-                                      base.seconds + (clock.now - featureStart).seconds)
+                let input = TrainingInput(problem: problem(known.train, matrix: weighted.weighting(base.train)),
+                                          validation: problem(known.validation, matrix: weighted.weighting(base.validation)),
+                                          vocabulary: base.featurizer.vocabulary, isRefit: false, seed: parameters.seed,
+                                          threads: threads, warmStarts: warmStarts)
+                prepared[features] = (input, base.seconds + (clock.now - featureStart).seconds)
             }
-            let (trainProblem, validationProblem, featureSeconds) = prepared[features]!
+            let (input, featureSeconds) = prepared[features]!
             report("training \(candidate.label)", fraction)
             let candidateStart = clock.now
-            var counts: NaiveBayesCounts?
-            if candidate.algorithm == .naiveBayes || candidate.algorithm == .complementNaiveBayes {
-                counts = try naiveBayesCounts[features] ?? NaiveBayesCounts(trainProblem)
-                naiveBayesCounts[features] = counts
-            }
-            var start: [Float]?
-            if candidate.algorithm == .linearSVM, let source = Self.startingPoint(for: candidate, among: results),
-               let dual = source.dual {
-                start = Self.dualStart(dual, from: source.candidate, to: candidate)
-            }
-            let (model, dual) = try trainModel(candidate, trainProblem, validation: validationProblem,
-                                               naiveBayesCounts: counts, start: start)
+            let model = try candidate.algorithm.trainer.train(candidate, on: input)
+            let validationProblem = input.validation!
             let ranked = rankings(of: model, on: validationProblem.matrix)
             let actual = validationProblem.labels.map(Int.init)
-            var primal: (LinearModel, Vocabulary)?
-            if candidate.algorithm == .maxEnt, case .linear(let linear) = model,
-               let vocabulary = counted[features.counting]?.featurizer.vocabulary {
-                primal = (linear, vocabulary)
-            }
             results.append(CandidateResult(candidate: candidate,
                                            metrics: ClassificationMetrics(labels: labels, actual: actual, ranked: ranked),
                                            correct: zip(ranked, actual).map { $0.first == $1 },
                                            seconds: featureSeconds + (clock.now - candidateStart).seconds,
-                                           calibration: model.calibration, dual: dual, primal: primal,
-                                           order: results.count))
+                                           calibration: model.calibration, order: results.count))
         }
 
         let spent = { !results.isEmpty && (clock.now - start).seconds > budget }
@@ -292,20 +291,15 @@ struct TrainingPlan {
         parameters.progress?(step, min(1, max(0, fraction)))
     }
 
-    /// Fits the featurizer and the model of `candidate` on `examples`.
+    /// Fits the featurizer and the model of `candidate` on `examples`: the refit, which starts
+    /// from what the candidate left in the plan's ``warmStarts`` when it was evaluated on the
+    /// first of `examples` (the training split, which comes first).
     /// - Returns: The featurizer, the model, and the metrics of the model on `examples`.
     /// - Parameter counted: What ``evaluate(_:train:validation:budget:followUp:)`` counted, when
     ///   `examples` are its training examples followed by its validation examples; consumed, so
     ///   that its matrices are freed once they have served.
-    /// - Parameter start: For an SVM, the dual variables of the same candidate on the first rows
-    ///   of `examples` (the training split, which comes first), to start from.
-    /// - Parameter primal: For maximum entropy, the same candidate trained on the training split
-    ///   and the vocabulary of its columns, to start from: each feature of the refit's vocabulary
-    ///   starts from its weights there, a feature only the held-out texts have from 0. On
-    ///   debian-sections the refit then took 17 s instead of 34 s, with the same test accuracy.
     func fit(_ candidate: Candidate, on examples: [LabeledText], calibration: LinearModel.ProbabilityMapping?,
-             counted: consuming CountedFeatures = CountedFeatures(), start: [Float]? = nil,
-             primal: consuming (model: LinearModel, vocabulary: Vocabulary)? = nil)
+             counted: consuming CountedFeatures = CountedFeatures())
         throws -> (featurizer: Featurizer, model: ClassifierModel, metrics: ClassificationMetrics) {
         report("refitting \(candidate.label) on \(examples.count) examples", 0.95)
         // As in `evaluate`: tokenize once into counts, then weight them; the counts come from the
@@ -327,91 +321,16 @@ struct TrainingPlan {
         let featurizer = counting.reweighted(as: candidate.features, trainingCounts: countMatrix)
         let problem = problem(known, matrix: featurizer.weighting(countMatrix))
         defer { report("done", 1) }
-        // The start holds the only reference to the model, which the solver frees once started.
-        let warmStart = primal.take().flatMap { source in
-            featurizer.vocabulary.map { vocabulary in
-                LogisticRegression.WarmStart(source.model, sourceColumns: vocabulary.columns(in: source.vocabulary))
-            }
-        }
-        var (model, _) = try trainModel(candidate, problem, validation: nil, calibration: calibration, start: start,
-                                        warmStart: warmStart)
+        let input = TrainingInput(problem: problem, validation: nil, vocabulary: featurizer.vocabulary,
+                                  calibration: calibration, isRefit: true, seed: parameters.seed, threads: threads,
+                                  warmStarts: warmStarts)
+        var model = try candidate.algorithm.trainer.train(candidate, on: input)
         if let calibration, case .linear(let linear) = model { model = .linear(linear.with(probability: calibration)) }
         // The training metrics, from the features at hand: the same values as featurizing the
         // texts again.
         let metrics = ClassificationMetrics(labels: labels, actual: problem.labels.map(Int.init),
                                             ranked: rankings(of: model, on: problem.matrix))
         return (featurizer, model, metrics)
-    }
-
-    /// Trains one model.
-    /// - Parameter calibration: The probability mapping the model will get, if it is already
-    ///   known, so that the trainer need not fit one.
-    /// - Parameter naiveBayesCounts: The class counts of `problem`, when a naive Bayes candidate
-    ///   before this one has taken them.
-    /// - Parameter start: For an SVM, dual variables to start from (``LinearSVM/start``).
-    /// - Parameter warmStart: For maximum entropy, weights to start from.
-    /// - Returns: The model, and for an SVM its dual variables.
-    func trainModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?,
-                    calibration: LinearModel.ProbabilityMapping? = nil, naiveBayesCounts: NaiveBayesCounts? = nil,
-                    start: [Float]? = nil, warmStart: LogisticRegression.WarmStart? = nil)
-        throws -> (model: ClassifierModel, dual: [Float]?) {
-        if candidate.algorithm == .embedding {
-            var options = EmbeddingTrainingOptions(learningRate: Float(candidate.strength), seed: parameters.seed,
-                                                   threads: threads)
-            if let iterations = candidate.iterations { options.epochs = iterations }
-            return (.embedding(try EmbeddingTrainer.train(problem, options: options)), nil)
-        }
-        let (model, dual) = try trainLinearModel(candidate, problem, validation: validation, calibration: calibration,
-                                                 naiveBayesCounts: naiveBayesCounts, start: start, warmStart: warmStart)
-        return (.linear(model), dual)
-    }
-
-    /// Trains one linear model; returns it, and for an SVM its dual variables.
-    func trainLinearModel(_ candidate: Candidate, _ problem: TrainingProblem, validation: TrainingProblem?,
-                          calibration: LinearModel.ProbabilityMapping? = nil,
-                          naiveBayesCounts: NaiveBayesCounts? = nil,
-                          start: [Float]? = nil, warmStart: LogisticRegression.WarmStart? = nil)
-        throws -> (model: LinearModel, dual: [Float]?) {
-        switch candidate.algorithm {
-        case .naiveBayes:
-            return (try MultinomialNaiveBayes(smoothing: candidate.strength)
-                .train(naiveBayesCounts ?? NaiveBayesCounts(problem), validation: validation), nil)
-        case .complementNaiveBayes:
-            return (try ComplementNaiveBayes(smoothing: candidate.strength)
-                .train(naiveBayesCounts ?? NaiveBayesCounts(problem), validation: validation), nil)
-        case .maxEnt, .automatic:
-            var trainer = LogisticRegression(c: candidate.strength, threads: threads)
-            if let iterations = candidate.iterations { trainer.maxIterations = iterations }
-            return (try trainer.fit(problem, start: warmStart).model, nil)
-        case .linearSVM:
-            var trainer = LinearSVM(c: candidate.strength, seed: parameters.seed, threads: threads)
-            if let iterations = candidate.iterations { trainer.maxIterations = iterations }
-            trainer.probability = calibration
-            trainer.start = start
-            let fit = try trainer.fit(problem, validation: validation)
-            return (fit.model, fit.dual)
-        case .embedding:
-            preconditionFailure("embeddings are trained by trainModel")
-        }
-    }
-
-    /// The result, among those of SVMs trained on the same rows, whose dual variables
-    /// `candidate` starts from: the same SVM with the full vocabulary when `candidate` prunes it
-    /// (same rows, fewer columns), else the last SVM trained (same rows and columns, another
-    /// `C`); `nil` for the first.
-    static func startingPoint(for candidate: Candidate, among results: [CandidateResult]) -> CandidateResult? {
-        let full = Candidate(algorithm: candidate.algorithm, features: candidate.features.unpruned,
-                             strength: candidate.strength, iterations: candidate.iterations)
-        return results.first { $0.candidate == full && $0.dual != nil } ?? results.last { $0.dual != nil }
-    }
-
-    /// The dual variables of `source` as a start for `target`, scaled by the ratio of their
-    /// `C`: at the optimum `αᵢ = 2Cᵢ max(0, 1 − yᵢ f(xᵢ))`, so where the margins change little
-    /// the dual variables grow with `C`. (Unscaled, training fortunes-topic took 1.07× as
-    /// long, `docs/benchmarks.md`.)
-    static func dualStart(_ dual: [Float], from source: Candidate, to target: Candidate) -> [Float] {
-        let scale = Float(target.strength / source.strength)
-        return scale == 1 ? dual : dual.map { $0 * scale }
     }
 
     /// The five most likely classes of each row, by probability.
@@ -485,29 +404,28 @@ struct TrainingPlan {
         return (mean, (variance / n).squareRoot())
     }
 
-    /// Why the chosen candidate won, listing every candidate's validation accuracy (with its
-    /// gap below the best and that gap's standard error) and macro-F1.
-    func explain(_ results: [CandidateResult], planned: Int, chosen: CandidateResult) -> String {
-        let best = Self.best(of: results, planned: planned)
-        let lines = results.sorted { CandidateResult.isWorse($1, than: $0) }.map { result in
-            let (gap, standardError) = Self.gap(from: best, to: result)
-            let comparison = result.order < planned && result.order != best.order
-                ? String(format: " (%.4f below the best, standard error %.4f)", gap, standardError) : ""
-            return String(format: "%@: accuracy %.4f%@, macro-F1 %.4f, %.2f s", result.candidate.label,
-                          result.metrics.accuracy, comparison, result.metrics.macroF1, result.seconds)
+    /// Why ``choose(_:planned:)`` kept `chosen`, in one sentence: which rule picked it among the
+    /// first `planned` results, with its gap below the best and that gap's standard error when
+    /// it is not the best, and whether the pruned vocabulary tried after them replaced it.
+    static func reason(_ results: [CandidateResult], planned: Int, chosen: CandidateResult) -> String {
+        let best = best(of: results, planned: planned)
+        let picked = choose(Array(results.prefix(planned)), planned: planned)
+        let scope = "of \(min(planned, results.count)) candidates on \(chosen.metrics.count) held-out examples"
+        var rule = "the best validation accuracy " + scope
+        let (gap, standardError) = Self.gap(from: best, to: picked)
+        if picked.order != best.order && gap == 0 {
+            // The same accuracy; the best scored a higher macro-F1.
+            rule = "the first in order of preference with the best validation accuracy " + scope
+        } else if picked.order != best.order {
+            rule = "the first in order of preference within one standard error of the best validation accuracy " + scope
+                + String(format: " (%.4f below it, standard error %.4f, paired example by example)", gap, standardError)
         }
-        let rule = String(format: "the first in order of preference within one standard error of the best validation accuracy "
-                          + "(the error of each gap, paired example by example), of %d candidates on %d held-out examples",
-                          min(planned, results.count), chosen.metrics.count)
-        let vocabulary: String
-        if results.count > planned {
-            let verdict = chosen.order >= planned ? "kept: it scored better" : "not kept: it did not score better"
-            vocabulary = ", then the same with the features seen at least \(Self.prunedVocabulary.minCount) times only, "
-                + verdict + " on validation"
-        } else {
-            vocabulary = ""
+        guard results.count > planned else { return rule }
+        let pruned = "the features seen at least \(prunedVocabulary.minCount) times only"
+        if chosen.order >= planned {
+            return pruned + " scored better on validation than the full vocabulary, which was " + rule
         }
-        return rule + vocabulary + ":\n" + lines.joined(separator: "\n")
+        return rule + "; the same with " + pruned + " did not score better"
     }
 }
 

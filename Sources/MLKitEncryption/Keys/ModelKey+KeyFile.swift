@@ -9,8 +9,8 @@ extension ModelKey {
 
     /// Reads a key from the bytes of a key file: an mlkit key file (`.mlkitkey`, JSON) or one
     /// of Apple's `.mlmodelkey` property lists, whose 128-bit `Key` becomes an AES-128-GCM key
-    /// under its `KeyIdentifier` (its `IV` is not used: mlkit draws a fresh nonce for every
-    /// encryption).
+    /// under its `KeyIdentifier`. Its `IV` is kept for Apple's encrypted model archives
+    /// (``ModelArchiveDecryption``); mlkit's own encrypted files draw a fresh nonce instead.
     /// - Parameters:
     ///   - keyFileData: The file's bytes.
     ///   - source: A name for error messages, such as the file's path.
@@ -36,7 +36,7 @@ extension ModelKey {
 
     /// The canonical bytes of the mlkit key file for this key: what `mlkit keygen` writes and
     /// what a collection server stores and serves. A key read from Apple's `.mlmodelkey`
-    /// becomes an mlkit key file with the same identifier and material.
+    /// becomes an mlkit key file with the same identifier, material and IV.
     /// - Returns: UTF-8 JSON with sorted keys and a final newline (`docs/encryption.md`).
     public func keyFileData() -> Data {
         var fields = [
@@ -46,6 +46,9 @@ extension ModelKey {
             ("key", Self.jsonString(Data(material).base64EncodedString())),
             ("version", String(Self.keyFileVersion)),
         ]
+        if let initializationVector {
+            fields.insert(("iv", Self.jsonString(Data(initializationVector).base64EncodedString())), at: 3)
+        }
         if let created { fields.insert(("created", Self.jsonString(created.formatted(Date.ISO8601FormatStyle()))), at: 1) }
         let body = fields.map { "  \"\($0.0)\": \($0.1)" }.joined(separator: ",\n")
         return Data("{\n\(body)\n}\n".utf8)
@@ -115,6 +118,13 @@ extension ModelKey {
         guard let material = Data(base64Encoded: try string("key")) else {
             throw invalid("key \(identifier): field \"key\": not valid base64", identifier)
         }
+        var initializationVector: [UInt8]?
+        if fields["iv"] != nil {
+            guard let iv = Data(base64Encoded: try string("iv")) else {
+                throw invalid("key \(identifier): field \"iv\": not valid base64", identifier)
+            }
+            initializationVector = Array(iv)
+        }
         var created: Date?
         if fields["created"] != nil {
             guard let date = try? Date(try string("created"), strategy: Date.ISO8601FormatStyle()) else {
@@ -122,7 +132,8 @@ extension ModelKey {
             }
             created = date
         }
-        return try ModelKey(identifier: identifier, cipher: cipher, material: Array(material), created: created, source: source)
+        return try ModelKey(identifier: identifier, cipher: cipher, material: Array(material), created: created, source: source,
+                            initializationVector: initializationVector)
     }
 
     private static func parseAppleKeyFile(_ data: Data, source: String?) throws -> ModelKey {
@@ -147,7 +158,13 @@ extension ModelKey {
         guard case .data(let material) = fields["Key"] else {
             throw invalid("key \(identifier): missing field \"Key\" (data)", identifier)
         }
-        return try ModelKey(identifier: identifier, cipher: .aes128GCM, material: Array(material), created: nil, source: source)
+        var initializationVector: [UInt8]?
+        if let value = fields["IV"] {
+            guard case .data(let data) = value else { throw invalid("key \(identifier): field \"IV\" is not data", identifier) }
+            initializationVector = Array(data)
+        }
+        return try ModelKey(identifier: identifier, cipher: .aes128GCM, material: Array(material), created: nil, source: source,
+                            initializationVector: initializationVector)
     }
 
     /// The bytes of a key file, with this module's errors.

@@ -18,6 +18,9 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
     public let created: Date?
     /// The secret material: ``ModelCipher/keySize`` bytes.
     let material: [UInt8]
+    /// The 16-byte initialization vector of an Apple `.mlmodelkey`, which Apple's encrypted
+    /// model archives use for every page (``ModelArchiveDecryption``); `nil` for mlkit's keys.
+    let initializationVector: [UInt8]?
 
     /// The longest identifier a header can hold, in UTF-8 bytes.
     static let maximumIdentifierLength = 255
@@ -31,7 +34,8 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
 
     /// Creates a key from its parts, checking the identifier and the material's size.
     /// - Throws: ``EncryptionError`` with code `invalidKeyFile`, naming `source` and the field.
-    init(identifier: String, cipher: ModelCipher, material: [UInt8], created: Date?, source: String?) throws {
+    init(identifier: String, cipher: ModelCipher, material: [UInt8], created: Date?, source: String?,
+         initializationVector: [UInt8]? = nil) throws {
         func invalid(_ field: String, _ reason: String) -> EncryptionError {
             EncryptionError(.invalidKeyFile, "field \"\(field)\": \(reason)", keyIdentifier: identifier.isEmpty ? nil : identifier,
                             file: source)
@@ -46,10 +50,14 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
             throw invalid("key", "key \(identifier) is for \(cipher.rawValue), which needs \(cipher.keySize) bytes, "
                           + "but it has \(material.count)")
         }
+        if let initializationVector, initializationVector.count != 16 {
+            throw invalid("IV", "key \(identifier) has an IV of \(initializationVector.count) bytes, not 16")
+        }
         self.identifier = identifier
         self.cipher = cipher
         self.material = material
         self.created = created
+        self.initializationVector = initializationVector
     }
 
     /// A new key: fresh material from the system's secure random source (swift-crypto's

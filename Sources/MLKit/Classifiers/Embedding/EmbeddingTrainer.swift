@@ -336,3 +336,22 @@ final class EmbeddingTrainingState: @unchecked Sendable {
                               embeddings: parameters.embeddings, output: parameters.output, bias: parameters.bias)
     }
 }
+
+extension EmbeddingTrainer: CandidateTrainer {
+    static let defaultStrength = 1.0
+    static let strengthName = "learningRate"
+
+    /// Words and bigrams hashed into 2²⁰ buckets, counted: the embedding classifier keeps rows
+    /// only for the features it sees, so it needs no vocabulary.
+    static func features(_ choices: FeatureChoices) -> FeaturizerConfiguration {
+        FeaturizerConfiguration(tokenizer: choices.tokenizer, maxWordNGram: choices.maxWordNGram, indexing: .hashed(bits: 20))
+    }
+
+    /// Trains with the candidate's strength as the learning rate and its iterations as epochs.
+    static func train(_ candidate: Candidate, on input: TrainingInput) throws -> ClassifierModel {
+        var options = EmbeddingTrainingOptions(learningRate: Float(candidate.strength), seed: input.seed,
+                                               threads: input.threads)
+        if let iterations = candidate.iterations { options.epochs = iterations }
+        return .embedding(try train(input.problem, options: options))
+    }
+}

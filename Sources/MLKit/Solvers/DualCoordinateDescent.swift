@@ -1,6 +1,3 @@
-#if !canImport(Accelerate)
-internal import CBLAS
-#endif
 /// The dual coordinate descent solver of L2-regularized L2-loss SVMs with a bias feature:
 /// LIBLINEAR's `-s 1 -B 1` (Hsieh, Chang, Lin, Keerthi & Sundararajan, "A dual coordinate
 /// descent method for large-scale linear SVM", ICML 2008, Algorithm 1 with the shrinking of
@@ -571,25 +568,8 @@ struct LaneStep {
     @inline(__always)
     func run(label: Int32, curvatureBase: Float, sole: Float, alpha: UnsafeMutablePointer<Float>,
              active: UnsafeMutablePointer<UInt8>, activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
-        #if arch(x86_64) && !canImport(Accelerate)
-        if SparseKernels.usesAVX && lanes >= 8 {
-            return runWithAVX(label: label, curvatureBase: curvatureBase, sole: sole, alpha: alpha, active: active,
-                              activeLanes: activeLanes)
-        }
-        #endif
-        return runPortably(label: label, curvatureBase: curvatureBase, sole: sole, alpha: alpha, active: active,
-                           activeLanes: activeLanes)
-    }
-
-    /// ``run(label:curvatureBase:sole:alpha:active:activeLanes:)`` one lane at a time in Swift,
-    /// on any processor, for the lanes from `first` on: the reference that the AVX kernel must
-    /// match bit for bit, and the lanes left after the kernel's groups of eight.
-    @inline(__always)
-    func runPortably(from first: Int = 0, label: Int32, curvatureBase: Float, sole: Float,
-                     alpha: UnsafeMutablePointer<Float>, active: UnsafeMutablePointer<UInt8>,
-                     activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
         var moved = false
-        for lane in first..<lanes {
+        for lane in 0..<lanes {
             if runLane(lane, label: label, curvatureBase: curvatureBase, sole: sole, alpha: alpha, active: active,
                        activeLanes: activeLanes) {
                 moved = true
@@ -629,24 +609,4 @@ struct LaneStep {
         steps[lane] = (alpha[lane] - old) * sign
         return true
     }
-
-    #if arch(x86_64) && !canImport(Accelerate)
-    /// ``run(label:curvatureBase:sole:alpha:active:activeLanes:)`` eight lanes at a time, by the
-    /// C shim's AVX kernel: the same operations in the same order, with Swift's `min` and `max`
-    /// kept by explicit comparisons, so the results are bit-identical to
-    /// ``runPortably(from:label:curvatureBase:sole:alpha:active:activeLanes:)``, which takes the
-    /// lanes after the last group of eight. The lanes' branches (active, shrunk, moved) become
-    /// masks.
-    @inline(__always)
-    func runWithAVX(label: Int32, curvatureBase: Float, sole: Float, alpha: UnsafeMutablePointer<Float>,
-                    active: UnsafeMutablePointer<UInt8>, activeLanes: UnsafeMutablePointer<Int32>) -> Bool {
-        let grouped = lanes & ~7
-        let movedInGroups = mlkit_avx_dual_lane_steps(grouped, margins, label, positiveClasses, positiveDiagonal,
-                                                      negativeDiagonal, alpha, active, previousMax, passMax, passMin,
-                                                      curvatureBase, sole, steps, activeRows, activeLanes) != 0
-        let movedInRest = runPortably(from: grouped, label: label, curvatureBase: curvatureBase, sole: sole,
-                                      alpha: alpha, active: active, activeLanes: activeLanes)
-        return movedInGroups || movedInRest
-    }
-    #endif
 }

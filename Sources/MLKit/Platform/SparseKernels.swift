@@ -1,41 +1,25 @@
 import Foundation
-#if !canImport(Accelerate)
-internal import CBLAS
-#endif
+internal import CPlatform
 
 /// Hand-written SIMD kernels for the sparse shapes of linear text classification.
 ///
 /// Weights are feature-major, as in LIBLINEAR: row `f` holds the `classes` weights of
 /// feature `f` contiguously, so one document touches one short row per non-zero feature.
 enum SparseKernels {
-    #if arch(x86_64) && !canImport(Accelerate)
-    /// Whether ``accumulateRows(indices:values:weights:classes:into:)``,
-    /// ``scatterUpdate(indices:values:gradient:scale:classes:weights:)`` and the SVM solver's
-    /// ``LaneStep`` hand rows of 8 classes or more to the C shim's 256-bit AVX kernels: this module
-    /// is compiled for the baseline x86-64 target, where Swift's SIMD types are 128-bit SSE. The
-    /// AVX kernels give bit-identical results (each lane multiplies, then adds, in the same order;
-    /// AVX has no fused multiply-add) in half the vector instructions. Measured against the
-    /// portable kernels in the same binary, in alternation: the
-    /// two sparse kernels took training fortunes-topic (39 classes) to 0.85–0.90× the wall time and
-    /// debian-sections (41) to 0.82–0.83×, and batch prediction to 0.97× and 0.91×; the lane step
-    /// then took both to about 0.96×. Below 8 classes there is no 256-bit vector to fill, and the
-    /// portable kernels run.
+    #if arch(x86_64)
+    /// Whether ``accumulateRows(indices:values:weights:classes:into:)`` and
+    /// ``scatterUpdate(indices:values:gradient:scale:classes:weights:)`` hand rows of 8 classes or
+    /// more to the 256-bit AVX kernels of `CPlatform`: this module is compiled for the
+    /// baseline x86-64 target, where Swift's SIMD types are 128-bit SSE. The AVX kernels give
+    /// bit-identical results (each lane multiplies, then adds, in the same order; AVX has no fused
+    /// multiply-add) in half the vector instructions. Below 8 classes there is no 256-bit vector
+    /// to fill, and the portable kernels run. They meet the performance budget
+    /// (`docs/architecture.md`, which gives their gain).
     ///
     /// `MLKIT_SPARSE_KERNELS=portable` in the environment keeps the portable kernels, to measure
     /// one against the other in the same binary.
-    static let usesAVX = mlkit_has_avx() != 0 && !keepsPortableCode
-
-    /// Whether `MLKIT_SPARSE_KERNELS=portable` in the environment asks for the portable code
-    /// instead of every processor-specific kernel of the C shim (these, calibration's, CRC-32's).
-    static let keepsPortableCode = ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] == "portable"
-
-    /// Whether probability calibration's passes run the C shim's AVX2 kernels
-    /// (``ProbabilityCalibration/plattTerms(_:_:_:_:)``,
-    /// ``ProbabilityCalibration/softmaxMoments(_:classes:beta:)``): with AVX2 and FMA, unless
-    /// `MLKIT_SPARSE_KERNELS=portable` keeps the Swift loops. Their exponential and logarithm are
-    /// within a few units in the last place of the C library's, not bit-identical: the fitted
-    /// parameters, returned as floats, may differ in their last bit from a processor's without AVX2.
-    static let usesAVX2 = usesAVX && mlkit_has_avx2_fma() != 0
+    static let usesAVX = mlkit_has_avx() != 0
+        && ProcessInfo.processInfo.environment["MLKIT_SPARSE_KERNELS"] != "portable"
     #endif
 
     /// `scores += Σ value_i · W[index_i, :]` over a document's non-zero features.
@@ -55,7 +39,7 @@ enum SparseKernels {
     @inline(__always)
     static func accumulateRows(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
                                weights: UnsafePointer<Float>, classes: Int, into scores: UnsafeMutablePointer<Float>) {
-        #if arch(x86_64) && !canImport(Accelerate)
+        #if arch(x86_64)
         if usesAVX && classes >= 8 {
             mlkit_avx_accumulate_rows(indices.baseAddress, values.baseAddress, indices.count, weights, classes, scores)
             return
@@ -135,7 +119,7 @@ enum SparseKernels {
     static func scatterUpdate(indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
                               gradient: UnsafePointer<Float>, scale: Float, classes: Int,
                               weights: UnsafeMutablePointer<Float>) {
-        #if arch(x86_64) && !canImport(Accelerate)
+        #if arch(x86_64)
         if usesAVX && classes >= 8 {
             mlkit_avx_scatter_update(indices.baseAddress, values.baseAddress, indices.count, gradient, scale, classes, weights)
             return

@@ -1,14 +1,9 @@
-#if !canImport(Accelerate)
-internal import CBLAS
-#endif
+internal import CPlatform
 
 /// Asks the processor to bring the cache line holding `address` into the cache, for a read
 /// soon after. Issuing the fetches of many independent loads first lets their misses overlap
-/// instead of arriving one after another. A hint: it changes no result, and it is a no-op on
-/// Apple platforms, where the C shim that provides it is not built.
+/// instead of arriving one after another. A hint: it changes no result.
 @inline(__always)
 func prefetchForReading(_ address: UnsafeRawPointer) {
-    #if !canImport(Accelerate)
     mlkit_prefetch(address)
-    #endif
 }
