@@ -63,6 +63,18 @@ struct LinearModel: Sendable, Equatable {
         self.probability = probability
     }
 
+    /// All `features × classes` weights, feature-major: ``weights`` itself, or the stored rows
+    /// expanded with zero rows between them.
+    var denseWeights: [Float] {
+        guard let storedRows else { return weights }
+        var dense = [Float](repeating: 0, count: features * classes)
+        for (position, row) in storedRows.enumerated() {
+            let target = Int(row) * classes
+            dense.replaceSubrange(target..<(target + classes), with: weights[(position * classes)..<((position + 1) * classes)])
+        }
+        return dense
+    }
+
     /// Writes the `classes` scores of a sparse row into `scores`.
     /// - Parameter prefetching: Whether to fetch the rows first when the matrix is large; `false`
     ///   when the featurizer has fetched them (``withWeightRows(_:)``).

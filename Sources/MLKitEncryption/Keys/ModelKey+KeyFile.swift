@@ -103,6 +103,7 @@ extension ModelKey {
         }
         guard let version = fields["version"] as? Int else { throw invalid("field \"version\": expected an integer") }
         let identifier = try string("identifier")
+        try ModelKey.checkIdentifier(identifier, source: source)
         guard version <= keyFileVersion, version >= 1 else {
             throw EncryptionError(.unsupportedEncryption,
                                   "key \(identifier): key file version \(version) is not one this mlkit reads (1–\(keyFileVersion)); upgrade mlkit",
@@ -151,6 +152,7 @@ extension ModelKey {
         guard case .string(let identifier) = fields["KeyIdentifier"] else {
             throw invalid("missing field \"KeyIdentifier\" (a string)")
         }
+        try ModelKey.checkIdentifier(identifier, source: source)
         if case .integer(let version) = fields["Version"], version != 1 {
             throw EncryptionError(.unsupportedEncryption, "key \(identifier): Apple key file version \(version) is not supported (1)",
                                   keyIdentifier: identifier, file: source)

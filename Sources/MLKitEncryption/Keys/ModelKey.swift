@@ -40,12 +40,7 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
             EncryptionError(.invalidKeyFile, "field \"\(field)\": \(reason)", keyIdentifier: identifier.isEmpty ? nil : identifier,
                             file: source)
         }
-        guard !identifier.isEmpty, identifier.utf8.count <= Self.maximumIdentifierLength else {
-            throw invalid("identifier", "the key identifier must have 1 to \(Self.maximumIdentifierLength) bytes of UTF-8")
-        }
-        guard identifier.unicodeScalars.allSatisfy(Self.isAllowedInIdentifier) else {
-            throw invalid("identifier", "the key identifier holds a control or format character or a noncharacter")
-        }
+        try Self.checkIdentifier(identifier, source: source)
         guard material.count == cipher.keySize else {
             throw invalid("key", "key \(identifier) is for \(cipher.rawValue), which needs \(cipher.keySize) bytes, "
                           + "but it has \(material.count)")
@@ -58,6 +53,22 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
         self.material = material
         self.created = created
         self.initializationVector = initializationVector
+    }
+
+    /// Checks a key identifier on its own: 1 to ``maximumIdentifierLength`` bytes, no control or
+    /// format character and no noncharacter (invisible in messages, paths and logs). Key files
+    /// check it before any message quotes it.
+    static func checkIdentifier(_ identifier: String, source: String?) throws {
+        func invalid(_ reason: String) -> EncryptionError {
+            EncryptionError(.invalidKeyFile, "field \"identifier\": \(reason)", keyIdentifier: identifier.isEmpty ? nil : identifier,
+                            file: source)
+        }
+        guard !identifier.isEmpty, identifier.utf8.count <= maximumIdentifierLength else {
+            throw invalid("the key identifier must have 1 to \(maximumIdentifierLength) bytes of UTF-8")
+        }
+        guard identifier.unicodeScalars.allSatisfy(isAllowedInIdentifier) else {
+            throw invalid("the key identifier holds a control or format character or a noncharacter")
+        }
     }
 
     /// A new key: fresh material from the system's secure random source (swift-crypto's
