@@ -187,6 +187,7 @@ let package = Package(
         .testTarget(
             name: "EncryptionTests",
             dependencies: ["MLKitEncryption", "MLKit", "TestSupport"],
+            exclude: ["Fixtures"],  // encrypted golden model files and their test keys, read by path
             swiftSettings: strictSettings
         ),
         .testTarget(

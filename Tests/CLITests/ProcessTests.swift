@@ -9,7 +9,9 @@ struct ProcessTests {
     /// about 0.1 s before it sleeps; `BLASThreads.useCallingThreadOnly()` stops them. A worker
     /// inherits the process's name, which the runtime's and the server's own threads do not
     /// keep, so once `mlkit serve` listens, only its main thread is called `mlkit`.
-    @Test("The command stops OpenBLAS's worker threads: none is left beside the main thread")
+    @Test("The command stops OpenBLAS's worker threads: none is left beside the main thread",
+          .disabled(if: dlsym(nil, "__tsan_init") != nil,
+                    "under ThreadSanitizer the binary runs the sanitizer's own thread, named after the process"))
     func noBLASWorkerThreads() throws {
         let data = try CLI.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: data) }

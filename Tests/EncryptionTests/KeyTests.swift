@@ -55,6 +55,58 @@ struct KeyTests {
         #expect(try ModelKey(keyFileData: key.keyFileData()) == key)
     }
 
+    @Test("Apple's layout is read from XML and binary property lists alike, extra fields and the IV aside",
+          arguments: [PropertyListSerialization.PropertyListFormat.xml, .binary])
+    func appleLayout(format: PropertyListSerialization.PropertyListFormat) throws {
+        let fields: [String: Any] = ["Key": Data(0..<16), "IV": Data(16..<32), "KeyIdentifier": "0F4E2C61-8C0B-4F64-9C51-2E5A8B7D3A10",
+                                     "Version": 1, "Comment": "extra"]
+        let data = try PropertyListSerialization.data(fromPropertyList: fields, format: format, options: 0)
+        let key = try ModelKey(keyFileData: data, source: "k.mlmodelkey")
+        #expect(key.identifier == "0F4E2C61-8C0B-4F64-9C51-2E5A8B7D3A10")
+        #expect(key.cipher == .aes128GCM)
+        #expect(key.material == Array(0..<16))
+        var wrongVersion = fields
+        wrongVersion["Version"] = 2
+        let error = Fixtures.encryptionError {
+            _ = try ModelKey(keyFileData: try PropertyListSerialization.data(fromPropertyList: wrongVersion, format: format, options: 0))
+        }
+        #expect(error?.code == .unsupportedEncryption)
+    }
+
+    @Test("A binary property list that holds a set, not a dictionary, is refused as a bad key file")
+    func setInsteadOfDictionary() throws {
+        // Apple's layout with the top-level dictionary's marker (0xD4) changed to a set's (0xC4).
+        // PropertyListSerialization builds it as Foundation objects, and bridging that set to
+        // Swift crashes swift-corelibs-foundation.
+        let data = try #require(Data(base64Encoded: "YnBsaXN0MDDEAQIDBAUGBwhSSVZdS2V5SWRlbnRpZmllclNLZXlXVmVyc2lvbk8QEBAREhMUFRYXGBkaGxwdHh9f"
+            + "ECQwRjRFMkM2MS04QzBCLTRGNjQtOUM1MS0yRTVBOEI3RDNBMTBPEBAAAQIDBAUGBwgJCgsMDQ4PEAEIERQiJi5BaHsAAAAAAAABAQAAAAAAAAAJ"
+            + "AAAAAAAAAAAAAAAAAAAAfQ=="))
+        let error = Fixtures.encryptionError { _ = try ModelKey(keyFileData: data, source: "set.mlmodelkey") }
+        #expect(error?.code == .invalidKeyFile)
+        #expect(error?.description == "set.mlmodelkey: invalid key file: not a property list with a dictionary "
+                + "(an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version): the top object is a set, not a dictionary")
+    }
+
+    @Test("An identifier with a control or format character or a noncharacter is refused, in either kind of key file")
+    func identifierCharacters() throws {
+        // Apple's layout in a binary list whose KeyIdentifier is U+FEFF U+FFFF U+FFFF U+FFFF: a
+        // JSON reader drops the leading U+FEFF, so its mlkit key file would name another key.
+        let apple = try #require(Data(base64Encoded: "YnBsaXN0MDDUAQIDBAUGBwhSSVZdS2V5SWRlbnRpZmllclNLZXlXVmVyc2lvbk8QEBMVEhQXERAWGBkaGxwd"
+            + "Hh9fECQwRjRFMkM2MS04QzBCLTRGNjQtOUM1MS0yRTVBOEI3RDNBImlk/v////////8iOi0JCgsMDQ4PEAEIERQiJkFoLnsAAAAAAAABAQAAAAAAAAAJ"
+            + "AAAAAAAAAAAAAAAAAAAAfQ=="))
+        for (data, source) in [(apple, "k.mlmodelkey")] + ["\\uFEFFabc", "a\\u0007b", "a\\u200Bb", "a\\uFDD0"].map { identifier in
+            (Data("""
+                {"algorithm": "AES-256-GCM", "format": "mlkit-key", "identifier": "\(identifier)",
+                 "key": "\(Data(count: 32).base64EncodedString())", "version": 1}
+                """.utf8), "k.mlkitkey")
+        } {
+            let error = Fixtures.encryptionError { _ = try ModelKey(keyFileData: data, source: source) }
+            #expect(error?.code == .invalidKeyFile)
+            #expect(error?.message == "field \"identifier\": the key identifier holds a control or format character or a noncharacter")
+        }
+        #expect(try ModelKey(keyFileData: Data(#"{"algorithm": "AES-128-GCM", "format": "mlkit-key", "identifier": "clé-été 7", "key": "AAAAAAAAAAAAAAAAAAAAAA==", "version": 1}"#.utf8)).identifier == "clé-été 7")
+    }
+
     @Test("Bad key files are refused, naming the file and the field", arguments: [
         ("not json", "invalid key file: neither an mlkit key file (JSON) nor an Apple .mlmodelkey property list"),
         ("{\"format\": \"mlkit-key\", \"version\": 1}", "invalid key file: missing field \"identifier\""),

@@ -3,7 +3,12 @@ import Testing
 import MLKit
 
 #if canImport(Glibc)
-@Suite("Freed memory kept for reuse")
+/// Whether a sanitizer's runtime is in the process (`swift test --sanitize=address` or
+/// `thread`): its allocator replaces glibc's, which `mallopt` then does not reach.
+private let sanitizerAllocatorIsActive = dlsym(nil, "__asan_init") != nil || dlsym(nil, "__tsan_init") != nil
+
+@Suite("Freed memory kept for reuse",
+       .disabled(if: sanitizerAllocatorIsActive, "a sanitizer's allocator replaces glibc's, so its mallopt settings do not apply"))
 struct FreedMemoryTests {
     /// The page faults of the calling thread so far (`RUSAGE_THREAD`, 1 on Linux, which Swift
     /// does not import without `_GNU_SOURCE`).

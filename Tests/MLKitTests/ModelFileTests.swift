@@ -68,27 +68,6 @@ struct ModelFileRoundTripTests {
     }
 }
 
-@Suite("Golden model files keep loading")
-struct GoldenModelFileTests {
-    @Test("Files of every format version load and predict as they did when written",
-          arguments: [(1, "v1-headlines-svm.mlkit"), (1, "v1-headlines-cnb.mlkit"),
-                      (2, "v2-headlines-svm.mlkit"), (2, "v2-headlines-cnb.mlkit"),
-                      (3, "v3-headlines-svm.mlkit"), (3, "v3-headlines-cnb.mlkit")])
-    func everyVersion(version: Int, file: String) throws {
-        let classifier = try TextClassifier(contentsOf: Reference.models.appendingPathComponent(file))
-        #expect(classifier.formatVersion == version)
-        // Word parts came with version 2 and punctuation with version 3: older files featurize
-        // without them.
-        #expect(classifier.featurizerConfiguration.wordParts == (version >= 2))
-        #expect(classifier.featurizerConfiguration.punctuation == (version >= 3))
-        #expect(classifier.labels == ["Tech", "US Politics"])
-        #expect(classifier.metadata.author == "mlkit tests")
-        #expect(classifier.metadata.version == "golden-\(version)")
-        #expect(classifier.predictedLabel(for: Reference.techHeadline) == "Tech")
-        #expect(classifier.predictedLabel(for: Reference.politicsHeadline) == "US Politics")
-    }
-}
-
 @Suite("Damaged model files give clear errors")
 struct DamagedModelFileTests {
     static let golden: Data = {

@@ -4,7 +4,9 @@ import Foundation
 /// probabilities.
 ///
 /// Weights are feature-major (`weights[feature * classes + class]`), as in LIBLINEAR, so a
-/// sparse document touches one contiguous row of `classes` floats per non-zero feature.
+/// sparse document touches one contiguous row of `classes` floats per non-zero feature. A model
+/// read from a file that stores only its non-zero rows may keep only those (``storedRows``):
+/// its memory then follows the file, however many features its featurizer has.
 struct LinearModel: Sendable, Equatable {
     /// How scores become probabilities.
     enum ProbabilityMapping: Sendable, Equatable, Codable {
@@ -28,8 +30,12 @@ struct LinearModel: Sendable, Equatable {
     let features: Int
     /// The number of classes.
     let classes: Int
-    /// `features × classes` weights, feature-major.
+    /// `features × classes` weights, feature-major; or, when ``storedRows`` is set, the rows of
+    /// those features only, in their order.
     let weights: [Float]
+    /// The features whose rows ``weights`` holds, increasing, when it holds only those; every
+    /// other row is zero. `nil` when ``weights`` holds every row.
+    let storedRows: [Int32]?
     /// One bias per class.
     let bias: [Float]
     /// How scores become probabilities.
@@ -40,8 +46,33 @@ struct LinearModel: Sendable, Equatable {
         self.features = features
         self.classes = classes
         self.weights = weights
+        self.storedRows = nil
         self.bias = bias
         self.probability = probability
+    }
+
+    /// A model that holds only the rows of `rows`, increasing and below `features`: every other
+    /// row is zero.
+    init(features: Int, classes: Int, rows: [Int32], weights: [Float], bias: [Float], probability: ProbabilityMapping) {
+        precondition(weights.count == rows.count * classes && bias.count == classes)
+        self.features = features
+        self.classes = classes
+        self.weights = weights
+        self.storedRows = rows
+        self.bias = bias
+        self.probability = probability
+    }
+
+    /// All `features × classes` weights, feature-major: ``weights`` itself, or the stored rows
+    /// expanded with zero rows between them.
+    var denseWeights: [Float] {
+        guard let storedRows else { return weights }
+        var dense = [Float](repeating: 0, count: features * classes)
+        for (position, row) in storedRows.enumerated() {
+            let target = Int(row) * classes
+            dense.replaceSubrange(target..<(target + classes), with: weights[(position * classes)..<((position + 1) * classes)])
+        }
+        return dense
     }
 
     /// Writes the `classes` scores of a sparse row into `scores`.
@@ -51,6 +82,10 @@ struct LinearModel: Sendable, Equatable {
                 into scores: UnsafeMutableBufferPointer<Float>, prefetching: Bool = true) {
         guard let output = scores.baseAddress else { return }
         for lane in 0..<classes { output[lane] = bias[lane] }
+        if let storedRows {
+            storedScores(rows: storedRows, indices: indices, values: values, into: output)
+            return
+        }
         weights.withUnsafeBufferPointer { weights in
             if prefetching && weights.count >= Self.prefetchThreshold {
                 SparseKernels.prefetchRows(indices: indices, weights: weights.baseAddress!, classes: classes)
@@ -60,10 +95,40 @@ struct LinearModel: Sendable, Equatable {
         }
     }
 
-    /// Calls `body` with the weight rows when the matrix is large enough for their prefetching to
-    /// pay (``prefetchThreshold``), else with `nil`.
+    /// Adds the stored rows of the features of a sparse row onto `output`: each feature's row is
+    /// found by binary search in `rows`, and a feature without one (a zero row) is skipped.
+    private func storedScores(rows: [Int32], indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
+                              into output: UnsafeMutablePointer<Float>) {
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: indices.count) { positions in
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: indices.count) { kept in
+                var count = 0
+                rows.withUnsafeBufferPointer { rows in
+                    for (index, value) in zip(indices, values) {
+                        var low = 0, high = rows.count
+                        while low < high {
+                            let middle = (low + high) / 2
+                            if rows[middle] < index { low = middle + 1 } else { high = middle }
+                        }
+                        guard low < rows.count, rows[low] == index else { continue }
+                        positions[count] = Int32(low)
+                        kept[count] = value
+                        count += 1
+                    }
+                }
+                guard count > 0 else { return }
+                weights.withUnsafeBufferPointer { weights in
+                    SparseKernels.accumulateRows(indices: UnsafeBufferPointer(rebasing: positions[0..<count]),
+                                                 values: UnsafeBufferPointer(rebasing: kept[0..<count]),
+                                                 weights: weights.baseAddress!, classes: classes, into: output)
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with the weight rows when the matrix holds every row and is large enough for
+    /// their prefetching to pay (``prefetchThreshold``), else with `nil`.
     func withWeightRows<R>(_ body: (WeightRows?) -> R) -> R {
-        guard weights.count >= Self.prefetchThreshold else { return body(nil) }
+        guard storedRows == nil, weights.count >= Self.prefetchThreshold else { return body(nil) }
         return weights.withUnsafeBufferPointer { body(WeightRows(weights: $0.baseAddress!, classes: classes)) }
     }
 

@@ -253,8 +253,7 @@ enum ProbabilityCalibration {
         guard let validation, validation.matrix.rows > 0 else { return model }
         let temperature = fitTemperature(scores: model.scores(for: validation.matrix, threads: threads),
                                          labels: validation.labels, classes: model.classes, threads: threads)
-        return LinearModel(features: model.features, classes: model.classes, weights: model.weights,
-                           bias: model.bias, probability: .softmax(temperature: temperature))
+        return model.with(probability: .softmax(temperature: temperature))
     }
 
     /// The mean negative log-likelihood `−(1/n) Σᵢ log pᵢ,yᵢ` of `model`'s probabilities on

@@ -226,3 +226,15 @@ extension DatasetReader {
                          at: .init(file: source))
     }
 }
+
+extension DatasetReader {
+    /// The text of one `.txt` file of a labelled folder, from its bytes, decoded as
+    /// ``read(contentsOf:format:)`` decodes it with ``DatasetFormat/directory``: without a
+    /// leading byte-order mark, ill-formed UTF-8 refused or replaced as ``invalidUTF8`` says.
+    /// Not API: for the fuzz harness, which feeds the decoding bytes without a folder.
+    /// - Throws: ``MLKitError`` with code `invalidUTF8`, naming `source`, the line and the column.
+    @_spi(Fuzzing)
+    public func _labeledFileText(_ data: Data, source: String) throws -> String {
+        try LabeledDirectory.text(of: data, source: source, replacesInvalidUTF8: invalidUTF8 == .replace)
+    }
+}

@@ -53,8 +53,13 @@ enum LabeledDirectory {
 
     /// The text of one file, without a leading byte-order mark.
     private static func readText(at url: URL, source: String, replacesInvalidUTF8: Bool) throws -> String {
-        let data = try DatasetFile.contents(of: url, source: source)
-        return try data.withUnsafeBytes { raw in
+        try text(of: DatasetFile.contents(of: url, source: source), source: source, replacesInvalidUTF8: replacesInvalidUTF8)
+    }
+
+    /// The text of one file's bytes, without a leading byte-order mark.
+    /// - Throws: `invalidUTF8` naming `source`, the line and the column.
+    static func text(of data: Data, source: String, replacesInvalidUTF8: Bool) throws -> String {
+        try data.withUnsafeBytes { raw in
             let bytes = raw.assumingMemoryBound(to: UInt8.self)
             let start = bytes.offsetAfterByteOrderMark
             if !replacesInvalidUTF8,

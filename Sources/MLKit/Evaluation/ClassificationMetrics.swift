@@ -76,6 +76,38 @@ public struct ClassificationMetrics: Sendable, Hashable, Codable {
         return total == 0 ? 0 : perClass.reduce(0) { $0 + $1.f1 * Double($1.support) } / Double(total)
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case labels, confusion, topKAccuracy, logLoss
+    }
+
+    /// Decodes metrics, as a model file's header stores them, and checks that they fit
+    /// together: a square confusion matrix with one row and column per label, counts that are
+    /// not negative and whose total fits in an `Int`, and five top-k accuracies.
+    /// - Throws: `DecodingError.dataCorrupted` naming the field that does not fit.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        labels = try container.decode([String].self, forKey: .labels)
+        confusion = try container.decode([[Int]].self, forKey: .confusion)
+        topKAccuracy = try container.decode([Double].self, forKey: .topKAccuracy)
+        logLoss = try container.decodeIfPresent(Double.self, forKey: .logLoss)
+        func corrupted(_ key: CodingKeys, _ reason: String) -> DecodingError {
+            .dataCorruptedError(forKey: key, in: container, debugDescription: reason)
+        }
+        guard confusion.count == labels.count, confusion.allSatisfy({ $0.count == labels.count }) else {
+            throw corrupted(.confusion, "the confusion matrix must have \(labels.count) rows of \(labels.count) counts, one per label")
+        }
+        var total = 0
+        for count in confusion.joined() {
+            guard count >= 0 else { throw corrupted(.confusion, "a count is negative") }
+            let (sum, overflow) = total.addingReportingOverflow(count)
+            guard !overflow else { throw corrupted(.confusion, "the counts add up to more than \(Int.max)") }
+            total = sum
+        }
+        guard topKAccuracy.count == 5 else {
+            throw corrupted(.topKAccuracy, "expected 5 accuracies (k = 1…5), found \(topKAccuracy.count)")
+        }
+    }
+
     /// Computes metrics from true labels and ranked predictions.
     /// - Parameters:
     ///   - labels: All class labels.

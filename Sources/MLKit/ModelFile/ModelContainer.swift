@@ -19,7 +19,7 @@ struct ModelContainer {
         case int32 = 4
     }
 
-    /// A named block of bytes.
+    /// A named block of bytes: a slice of the file's bytes, not a copy.
     struct Section {
         let name: String
         let type: ElementType
@@ -48,6 +48,8 @@ struct ModelContainer {
 
     /// The format version of the file.
     let version: UInt32
+    /// The file's length in bytes.
+    let length: Int
     /// The JSON header.
     let header: Data
     /// The sections, by name.
@@ -176,10 +178,13 @@ struct ModelContainer {
             }
             let header = Data(bytes[tableEnd..<(tableEnd + headerLength)])
             var sections: [String: Section] = [:]
+            // Each section's bytes, in the order of their offsets, to check that no two overlap.
+            var extents: [(range: Range<Int>, name: String)] = []
             for index in 0..<sectionCount {
                 let entry = prefixSize + index * sectionEntrySize
                 let name = String(decoding: bytes[entry..<(entry + sectionNameSize)].prefix { $0 != 0 }, as: UTF8.self)
                 guard knownSections.contains(name) else { throw fail("unknown section '\(name)'") }
+                guard sections[name] == nil else { throw fail("section '\(name)' appears twice in the section table") }
                 guard let type = ElementType(rawValue: integer(bytes, at: entry + sectionNameSize)) else {
                     throw fail("section '\(name)' has an unknown element type")
                 }
@@ -188,9 +193,17 @@ struct ModelContainer {
                 guard offset >= tableEnd + headerLength, offset <= bodyEnd, length <= bodyEnd - offset else {
                     throw fail("section '\(name)' runs past the end of the file")
                 }
-                sections[name] = Section(name: name, type: type, bytes: Data(bytes[offset..<(offset + length)]))
+                // A slice of the file's bytes (memory-mapped when read from disk): the typed
+                // accessors copy each section once, into the model's own arrays.
+                let start = data.startIndex + offset
+                sections[name] = Section(name: name, type: type, bytes: data[start..<(start + length)])
+                extents.append((offset..<(offset + length), name))
             }
-            return ModelContainer(version: version, header: header, sections: sections)
+            extents.sort { ($0.range.lowerBound, $0.name) < ($1.range.lowerBound, $1.name) }
+            for (previous, next) in zip(extents, extents.dropFirst()) where previous.range.overlaps(next.range) {
+                throw fail("sections '\(previous.name)' and '\(next.name)' overlap")
+            }
+            return ModelContainer(version: version, length: bytes.count, header: header, sections: sections)
         }
     }
 

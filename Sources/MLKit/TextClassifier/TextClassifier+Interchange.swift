@@ -31,8 +31,17 @@ extension TextClassifier {
         case .softmax(let temperature): probability = .softmax(temperature: temperature)
         case .platt(let a, let b): probability = .platt(a: a, b: b)
         }
-        return LinearWeights(features: model.features, classes: model.classes, weights: model.weights, bias: model.bias,
+        return LinearWeights(features: model.features, classes: model.classes, weights: model.denseWeights, bias: model.bias,
                              probability: probability)
+    }
+
+    /// The number of weights of a linear model's whole matrix (`features × classes`, `Int.max`
+    /// when that overflows), or `nil` for the embedding classifier: what ``linearWeights``
+    /// allocates for a model that keeps only its stored rows, to check before asking for it.
+    package var linearWeightCount: Int? {
+        guard case .linear(let model) = model else { return nil }
+        let (count, overflow) = model.features.multipliedReportingOverflow(by: model.classes)
+        return overflow ? .max : count
     }
 
     /// The inverse document frequency of each feature, with TF-IDF weighting.

@@ -38,11 +38,49 @@ enum ModelFileSection {
     static let embeddingInput = "embedding.input"
     static let embeddingOutput = "embedding.output"
     static let embeddingBias = "embedding.bias"
-    static let all: Set<String> = [vocabularyHashes, vocabularyTerms, inverseDocumentFrequency, weightRows, weights, bias,
-                                   embeddingFeatures, embeddingInput, embeddingOutput, embeddingBias]
+    /// The sections of a linear model's weights.
+    static let linear = [weightRows, weights, bias]
+    /// The sections of an embedding model's weights.
+    static let embedding = [embeddingFeatures, embeddingInput, embeddingOutput, embeddingBias]
+    static let all: Set<String> = Set([vocabularyHashes, vocabularyTerms, inverseDocumentFrequency] + linear + embedding)
     /// The sections of every kind of model: a file is read with these, and then its kind's own
     /// are checked, so that a file of the other kind gets an error about its kind.
     static let known = all.union(WordTaggerFile.sections)
+}
+
+extension ModelFileHeader {
+    /// The largest feature count: feature indices are 32-bit in vectors and weights.
+    static let maximumFeatures = Int(Int32.max)
+
+    /// Checks what the header says on its own, before any section is read.
+    /// - Throws: ``MLKitError`` with code `malformedData`, naming what does not fit.
+    func validate() throws {
+        func inconsistent(_ reason: String) -> MLKitError { TextClassifier.inconsistent(reason) }
+        guard kind == "linear" || kind == "embedding" else { throw inconsistent("unknown kind '\(kind)'") }
+        guard classes == labels.count, classes > 0 else { throw inconsistent("\(labels.count) labels for \(classes) classes") }
+        guard Set(labels).count == labels.count else { throw inconsistent("a label appears twice") }
+        guard (0...Self.maximumFeatures).contains(features) else {
+            throw inconsistent("\(features) features (at most \(Self.maximumFeatures))")
+        }
+        do {
+            try featurizer.validate()
+        } catch let error as MLKitError where error.code == .invalidParameter {
+            // A setting that training would refuse is a damaged file here, not a usage error.
+            let field = error.location?.field.map { "featurizer.\($0)" } ?? "featurizer"
+            throw MLKitError(.malformedData, "the model's header is invalid: field \(field): \(error.reason)")
+        }
+        if kind == "linear" {
+            switch probability {
+            case .softmax(let temperature):
+                guard temperature.isFinite, temperature > 0 else { throw inconsistent("softmax temperature \(temperature)") }
+            case .platt(let a, let b):
+                guard a.count == classes, b.count == classes else {
+                    throw inconsistent("\(a.count) and \(b.count) Platt coefficients for \(classes) classes")
+                }
+                guard (a + b).allSatisfy(\.isFinite) else { throw inconsistent("a Platt coefficient is not a finite number") }
+            }
+        }
+    }
 }
 
 extension TextClassifier {
@@ -143,10 +181,14 @@ extension TextClassifier {
 
     /// The weight matrix's sections: only its rows that are not all zero, listed in a rows
     /// section before them, when some are all zero; else the whole matrix. The rows are written
-    /// from the model's own array.
+    /// from the model's own array; a model that holds only stored rows writes those.
     private static func weightSections(of model: LinearModel) -> [ModelContainer.OutputSection] {
         let classes = model.classes
         let weights = model.weights
+        if let stored = model.storedRows {
+            return [ModelContainer.section(ModelFileSection.weightRows, uint64s: stored.map { UInt64($0) }),
+                    ModelContainer.section(ModelFileSection.weights, floats: weights)]
+        }
         let rows = (0..<model.features).filter { row in
             weights[(row * classes)..<((row + 1) * classes)].contains { $0 != 0 }
         }
@@ -163,26 +205,8 @@ extension TextClassifier {
         }
         try container.checkSections(ModelFileSection.all)
         let header = try ModelHeaderCoding.decode(ModelFileHeader.self, from: container.header)
-        func inconsistent(_ reason: String) -> MLKitError { MLKitError(.malformedData, "inconsistent model: \(reason)") }
-        guard header.kind == "linear" || header.kind == "embedding" else { throw inconsistent("unknown kind '\(header.kind)'") }
-        guard header.classes == header.labels.count, header.classes > 0, header.features >= 0 else {
-            throw inconsistent("\(header.labels.count) labels for \(header.classes) classes")
-        }
-        try header.featurizer.validate()
-        var vocabulary: Vocabulary?
-        if container.has(ModelFileSection.vocabularyHashes) {
-            let hashes = try container.uint64s(ModelFileSection.vocabularyHashes)
-            let terms = try container.strings(ModelFileSection.vocabularyTerms)
-            guard hashes.count == terms.count else { throw inconsistent("\(hashes.count) vocabulary hashes for \(terms.count) terms") }
-            vocabulary = Vocabulary(terms: terms, hashes: hashes)
-        }
-        let idf = container.has(ModelFileSection.inverseDocumentFrequency)
-            ? try container.floats(ModelFileSection.inverseDocumentFrequency) : nil
-        let featurizer = Featurizer(configuration: header.featurizer, vocabulary: vocabulary, inverseDocumentFrequency: idf)
-        guard featurizer.dimension == header.features else {
-            throw inconsistent("the featurizer has \(featurizer.dimension) features, the weights \(header.features)")
-        }
-        if let idf, idf.count != header.features { throw inconsistent("\(idf.count) idf values for \(header.features) features") }
+        try header.validate()
+        let featurizer = try decodeFeaturizer(container, header)
         let model = header.kind == "embedding" ? try decodeEmbedding(container, header) : try decodeLinear(container, header)
         return TextClassifier(labels: header.labels, featurizer: featurizer, model: model,
                               metadata: header.metadata, trainingSummary: header.training,
@@ -190,18 +214,49 @@ extension TextClassifier {
                               formatVersion: Int(container.version))
     }
 
-    private static func decodeLinear(_ container: ModelContainer, _ header: ModelFileHeader) throws -> ClassifierModel {
-        let weights = try expandedWeights(container, header)
-        let bias = try container.floats(ModelFileSection.bias)
-        guard bias.count == header.classes else {
-            throw MLKitError(.malformedData, "inconsistent model: \(bias.count) biases for \(header.classes) classes")
+    /// The featurizer: its configuration from the header, with the vocabulary and the IDF
+    /// sections when, and only when, the configuration uses them.
+    private static func decodeFeaturizer(_ container: ModelContainer, _ header: ModelFileHeader) throws -> Featurizer {
+        var vocabulary: Vocabulary?
+        let hasVocabulary = container.has(ModelFileSection.vocabularyHashes) || container.has(ModelFileSection.vocabularyTerms)
+        switch header.featurizer.indexing {
+        case .vocabulary:
+            let hashes = try container.uint64s(ModelFileSection.vocabularyHashes)
+            let terms = try container.strings(ModelFileSection.vocabularyTerms)
+            guard hashes.count == terms.count else { throw inconsistent("\(hashes.count) vocabulary hashes for \(terms.count) terms") }
+            vocabulary = Vocabulary(terms: terms, hashes: hashes)
+        case .hashed:
+            // A hashed featurizer's indices go up to 2^bits, whatever a vocabulary holds.
+            guard !hasVocabulary else { throw inconsistent("a vocabulary in a model whose features are hashed") }
         }
-        return .linear(LinearModel(features: header.features, classes: header.classes, weights: weights, bias: bias,
-                                   probability: header.probability))
+        var idf: [Float]?
+        if header.featurizer.weighting == .tfidf {
+            let values = try container.floats(ModelFileSection.inverseDocumentFrequency)
+            guard values.count == header.features else { throw inconsistent("\(values.count) idf values for \(header.features) features") }
+            idf = values
+        } else if container.has(ModelFileSection.inverseDocumentFrequency) {
+            throw inconsistent("idf values in a model weighted by \(header.featurizer.weighting.rawValue), not tfidf")
+        }
+        let featurizer = Featurizer(configuration: header.featurizer, vocabulary: vocabulary, inverseDocumentFrequency: idf)
+        guard featurizer.dimension == header.features else {
+            throw inconsistent("the featurizer has \(featurizer.dimension) features, the weights \(header.features)")
+        }
+        return featurizer
+    }
+
+    private static func decodeLinear(_ container: ModelContainer, _ header: ModelFileHeader) throws -> ClassifierModel {
+        for name in ModelFileSection.embedding where container.has(name) {
+            throw inconsistent("section '\(name)' in a linear model")
+        }
+        let bias = try container.floats(ModelFileSection.bias)
+        guard bias.count == header.classes else { throw inconsistent("\(bias.count) biases for \(header.classes) classes") }
+        return .linear(try linearModel(container, header, bias: bias))
     }
 
     private static func decodeEmbedding(_ container: ModelContainer, _ header: ModelFileHeader) throws -> ClassifierModel {
-        func inconsistent(_ reason: String) -> MLKitError { MLKitError(.malformedData, "inconsistent model: \(reason)") }
+        for name in ModelFileSection.linear where container.has(name) {
+            throw inconsistent("section '\(name)' in an embedding model")
+        }
         guard let dimension = header.dimension, dimension > 0 else { throw inconsistent("an embedding model without a dimension") }
         let features = try container.uint64s(ModelFileSection.embeddingFeatures)
         guard zip(features, features.dropFirst()).allSatisfy({ $0 < $1 }), features.allSatisfy({ $0 < UInt64(header.features) })
@@ -209,38 +264,71 @@ extension TextClassifier {
         let input = try container.floats(ModelFileSection.embeddingInput)
         let output = try container.floats(ModelFileSection.embeddingOutput)
         let bias = try container.floats(ModelFileSection.embeddingBias)
-        guard input.count == features.count * dimension, output.count == dimension * header.classes,
+        // Products that overflow cannot match the arrays, which the file holds.
+        guard input.count == product(features.count, dimension), output.count == product(dimension, header.classes),
               bias.count == header.classes else {
             throw inconsistent("embedding arrays do not match \(features.count) rows, dimension \(dimension), \(header.classes) classes")
         }
+        // header.features < 2^31 (``ModelFileHeader/validate()``), so every index fits in an Int32.
         return .embedding(EmbeddingModel(dimension: dimension, classes: header.classes, buckets: header.features,
                                          featureIDs: features.map { Int32($0) }, embeddings: input, output: output, bias: bias))
     }
 
-    /// The full feature-major weight matrix, from all rows or from the stored non-zero rows.
-    private static func expandedWeights(_ container: ModelContainer, _ header: ModelFileHeader) throws -> [Float] {
+    /// The linear model, from the whole weight matrix or from its stored non-zero rows.
+    ///
+    /// Stored rows are expanded into the whole matrix when it takes at most
+    /// ``denseExpansionBudget(ofFileLength:)`` bytes, so that a feature's row is found by its
+    /// index; a larger matrix keeps only the stored rows, and a feature's row is found by binary
+    /// search (``LinearModel/storedRows``). Either way no model is refused for its size, and the
+    /// memory taken is bounded by what the file holds: the stored rows, or the budget.
+    private static func linearModel(_ container: ModelContainer, _ header: ModelFileHeader, bias: [Float]) throws -> LinearModel {
         let classes = header.classes
-        let stored = try container.floats(ModelFileSection.weights)
+        let count = product(header.features, classes)
         guard container.has(ModelFileSection.weightRows) else {
-            guard stored.count == header.features * classes else {
-                throw MLKitError(.malformedData, "inconsistent model: \(stored.count) weights for \(header.features) × \(classes)")
+            let stored = try container.floats(ModelFileSection.weights)
+            guard stored.count == count else {
+                throw inconsistent("\(stored.count) weights for \(header.features) × \(classes)")
             }
-            return stored
+            return LinearModel(features: header.features, classes: classes, weights: stored, bias: bias, probability: header.probability)
         }
         let rows = try container.uint64s(ModelFileSection.weightRows)
-        guard stored.count == rows.count * classes else {
-            throw MLKitError(.malformedData, "inconsistent model: \(stored.count) weights for \(rows.count) stored rows")
+        guard zip(rows, rows.dropFirst()).allSatisfy({ $0 < $1 }), rows.allSatisfy({ $0 < UInt64(header.features) }) else {
+            throw inconsistent("the stored weight rows must increase and lie below \(header.features)")
         }
-        var weights = [Float](largePagesCount: header.features * classes) { $0.initialize(repeating: 0) }
+        let stored = try container.floats(ModelFileSection.weights)
+        guard stored.count == product(rows.count, classes) else {
+            throw inconsistent("\(stored.count) weights for \(rows.count) stored rows")
+        }
+        guard count <= denseExpansionBudget(ofFileLength: container.length) / MemoryLayout<Float>.stride else {
+            // header.features < 2^31 (``ModelFileHeader/validate()``), so every row fits in an Int32.
+            return LinearModel(features: header.features, classes: classes, rows: rows.map { Int32($0) }, weights: stored,
+                               bias: bias, probability: header.probability)
+        }
+        var weights = [Float](largePagesCount: count) { $0.initialize(repeating: 0) }
         for (position, row) in rows.enumerated() {
-            guard row < UInt64(header.features) else {
-                throw MLKitError(.malformedData, "inconsistent model: weight row \(row) is past the last feature")
-            }
             let target = Int(row) * classes
             weights.replaceSubrange(target..<(target + classes), with: stored[(position * classes)..<((position + 1) * classes)])
         }
-        return weights
+        return LinearModel(features: header.features, classes: classes, weights: weights, bias: bias, probability: header.probability)
     }
+
+    /// The most memory, in bytes, that the loader spends on expanding a weight matrix stored as
+    /// its non-zero rows into all `features × classes` values: 16 times the file, or 64 MiB for
+    /// a file of up to 4 MiB. Expanding makes each feature's row a multiplication away, which
+    /// pays for prediction; a matrix beyond the budget keeps only its stored rows instead, so a
+    /// small file claiming billions of rows costs no more than the file.
+    static func denseExpansionBudget(ofFileLength length: Int) -> Int {
+        max(64 << 20, length.multipliedReportingOverflow(by: 16).overflow ? Int.max : length * 16)
+    }
+
+    /// `a × b`, or `Int.max` when the product overflows: no array of the file can have that
+    /// many elements, so a comparison with a count then fails as it should.
+    private static func product(_ a: Int, _ b: Int) -> Int {
+        let (result, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? .max : result
+    }
+
+    fileprivate static func inconsistent(_ reason: String) -> MLKitError { MLKitError(.malformedData, "inconsistent model: \(reason)") }
 }
 
 /// How every model file's JSON header is written and read: sorted keys, ISO 8601 dates, and

@@ -443,6 +443,10 @@ struct CountedFeatures {
 extension LinearModel {
     /// The same weights with another probability mapping.
     func with(probability: ProbabilityMapping) -> LinearModel {
-        LinearModel(features: features, classes: classes, weights: weights, bias: bias, probability: probability)
+        if let storedRows {
+            return LinearModel(features: features, classes: classes, rows: storedRows, weights: weights, bias: bias,
+                               probability: probability)
+        }
+        return LinearModel(features: features, classes: classes, weights: weights, bias: bias, probability: probability)
     }
 }

@@ -79,6 +79,12 @@ struct CoreMLExporter {
     let configuration: FeaturizerConfiguration
 
     init(_ classifier: TextClassifier, metadata: ModelMetadata) throws {
+        // Core ML stores a weight in 8 bytes, at least half as many rows as classes: a matrix of
+        // more than a quarter of the limit's bytes cannot fit, and is not built to find out.
+        if let count = classifier.linearWeightCount, count > Limits.maximumModelSize / 4 {
+            throw CoreMLError(.notExportable, "the model has \(count) weights, more than the \(Limits.maximumModelSize) bytes "
+                              + "of a Core ML model can hold; train with a smaller vocabulary (--min-count) or fewer hash bits")
+        }
         guard let weights = classifier.linearWeights else {
             throw CoreMLError(.notExportable, "the embedding classifier cannot be exported to Core ML: it averages "
                               + "embedding vectors of its features, which no classic Core ML model type expresses "

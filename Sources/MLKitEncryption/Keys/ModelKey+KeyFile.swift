@@ -103,6 +103,7 @@ extension ModelKey {
         }
         guard let version = fields["version"] as? Int else { throw invalid("field \"version\": expected an integer") }
         let identifier = try string("identifier")
+        try ModelKey.checkIdentifier(identifier, source: source)
         guard version <= keyFileVersion, version >= 1 else {
             throw EncryptionError(.unsupportedEncryption,
                                   "key \(identifier): key file version \(version) is not one this mlkit reads (1–\(keyFileVersion)); upgrade mlkit",
@@ -140,23 +141,28 @@ extension ModelKey {
         func invalid(_ reason: String, _ identifier: String? = nil) -> EncryptionError {
             EncryptionError(.invalidKeyFile, reason, keyIdentifier: identifier, file: source)
         }
-        guard let object = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-              let fields = object as? [String: Any] else {
-            throw invalid("not a property list with a dictionary (an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version)")
+        let fields: [String: ApplePropertyList.Value]
+        do {
+            fields = try ApplePropertyList.topDictionary(data)
+        } catch let failure as ApplePropertyList.Failure {
+            throw invalid("not a property list with a dictionary (an Apple .mlmodelkey holds Key, IV, KeyIdentifier, Version): "
+                          + failure.reason)
         }
-        guard let identifier = fields["KeyIdentifier"] as? String else {
+        // A field of another type counts as absent, so that the message names it.
+        guard case .string(let identifier) = fields["KeyIdentifier"] else {
             throw invalid("missing field \"KeyIdentifier\" (a string)")
         }
-        if let version = fields["Version"] as? Int, version != 1 {
+        try ModelKey.checkIdentifier(identifier, source: source)
+        if case .integer(let version) = fields["Version"], version != 1 {
             throw EncryptionError(.unsupportedEncryption, "key \(identifier): Apple key file version \(version) is not supported (1)",
                                   keyIdentifier: identifier, file: source)
         }
-        guard let material = fields["Key"] as? Data else {
+        guard case .data(let material) = fields["Key"] else {
             throw invalid("key \(identifier): missing field \"Key\" (data)", identifier)
         }
         var initializationVector: [UInt8]?
         if let value = fields["IV"] {
-            guard let data = value as? Data else { throw invalid("key \(identifier): field \"IV\" is not data", identifier) }
+            guard case .data(let data) = value else { throw invalid("key \(identifier): field \"IV\" is not data", identifier) }
             initializationVector = Array(data)
         }
         return try ModelKey(identifier: identifier, cipher: .aes128GCM, material: Array(material), created: nil, source: source,

@@ -25,6 +25,13 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
     /// The longest identifier a header can hold, in UTF-8 bytes.
     static let maximumIdentifierLength = 255
 
+    /// Whether an identifier may hold `scalar`: not a control or format character (invisible
+    /// in messages and paths; JSON readers drop a leading U+FEFF from a string, so such a key
+    /// would not read back from its own key file), and not a noncharacter.
+    static func isAllowedInIdentifier(_ scalar: Unicode.Scalar) -> Bool {
+        !scalar.properties.isNoncharacterCodePoint && ![.control, .format].contains(scalar.properties.generalCategory)
+    }
+
     /// Creates a key from its parts, checking the identifier and the material's size.
     /// - Throws: ``EncryptionError`` with code `invalidKeyFile`, naming `source` and the field.
     init(identifier: String, cipher: ModelCipher, material: [UInt8], created: Date?, source: String?,
@@ -33,9 +40,7 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
             EncryptionError(.invalidKeyFile, "field \"\(field)\": \(reason)", keyIdentifier: identifier.isEmpty ? nil : identifier,
                             file: source)
         }
-        guard !identifier.isEmpty, identifier.utf8.count <= Self.maximumIdentifierLength else {
-            throw invalid("identifier", "the key identifier must have 1 to \(Self.maximumIdentifierLength) bytes of UTF-8")
-        }
+        try Self.checkIdentifier(identifier, source: source)
         guard material.count == cipher.keySize else {
             throw invalid("key", "key \(identifier) is for \(cipher.rawValue), which needs \(cipher.keySize) bytes, "
                           + "but it has \(material.count)")
@@ -48,6 +53,22 @@ public struct ModelKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
         self.material = material
         self.created = created
         self.initializationVector = initializationVector
+    }
+
+    /// Checks a key identifier on its own: 1 to ``maximumIdentifierLength`` bytes, no control or
+    /// format character and no noncharacter (invisible in messages, paths and logs). Key files
+    /// check it before any message quotes it.
+    static func checkIdentifier(_ identifier: String, source: String?) throws {
+        func invalid(_ reason: String) -> EncryptionError {
+            EncryptionError(.invalidKeyFile, "field \"identifier\": \(reason)", keyIdentifier: identifier.isEmpty ? nil : identifier,
+                            file: source)
+        }
+        guard !identifier.isEmpty, identifier.utf8.count <= maximumIdentifierLength else {
+            throw invalid("the key identifier must have 1 to \(maximumIdentifierLength) bytes of UTF-8")
+        }
+        guard identifier.unicodeScalars.allSatisfy(isAllowedInIdentifier) else {
+            throw invalid("the key identifier holds a control or format character or a noncharacter")
+        }
     }
 
     /// A new key: fresh material from the system's secure random source (swift-crypto's

@@ -1,0 +1,17 @@
+// The CSV dataset reader (`DatasetReader.read(data:format: .csv)`), with both UTF-8
+// policies and other columns, then validation and a split.
+import Foundation
+import FuzzSupport
+import MLKit
+
+@_cdecl("LLVMFuzzerInitialize")
+public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
+    Seeds.writeIfAsked { try DatasetSeeds.all().filter { $0.key.hasSuffix(".csv") } }
+    return 0
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    DatasetSeeds.read(FuzzInput.data(start, count), as: .csv)
+    return 0
+}
