@@ -112,7 +112,7 @@ struct KillDuringWriteTests {
 
     /// A CSV of `rows` texts of twelve words from 60,000, two labels: a few megabytes of model.
     static func dataset(rows: Int, in folder: URL) throws -> URL {
-        var generator = SplitMix(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         let letters = Array("abcdefghijklmnopqrstuvwxyz")
         let words = (0..<60_000).map { _ in
             String((0..<(4 + Int(generator.next() % 6))).map { _ in letters[Int(generator.next() % 26)] })
@@ -125,18 +125,5 @@ struct KillDuringWriteTests {
         let url = folder.appendingPathComponent("words.csv")
         try Data(text.utf8).write(to: url)
         return url
-    }
-
-    /// A small seeded generator, so the dataset is the same on every run.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MLKit
+import TestSupport
 
 /// A labelled corpus that the tests generate, so that the export tests always run: short
 /// texts on four topics, drawn with a fixed seed from word lists that share many words, with
@@ -21,14 +22,8 @@ enum Corpus {
 
     /// The texts of `labels`, `count` per label, from `seed`.
     static func examples(labels: [String], count: Int, seed: UInt64) -> [LabeledText] {
-        var state = seed
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator = SeededGenerator(seed: seed)
+        func next() -> UInt64 { generator.next() }
         func pick<T>(_ values: [T]) -> T { values[Int(next() % UInt64(values.count))] }
         var examples: [LabeledText] = []
         for index in 0..<(count * labels.count) {

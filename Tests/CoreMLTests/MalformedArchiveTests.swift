@@ -184,20 +184,9 @@ struct MalformedArchiveTests {
 
 @Suite("Mutated models and archives never crash", .timeLimit(.minutes(10)))
 struct MutationTests {
-    /// A deterministic generator, so that a failure can be replayed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// `data` changed a few times: bytes flipped, set to extreme values, cut, repeated, removed.
-    static func mutate(_ data: Data, _ generator: inout Generator) -> Data {
+    static func mutate(_ data: Data, _ generator: inout SeededGenerator) -> Data {
         var bytes = [UInt8](data)
         for _ in 0..<Int.random(in: 1...4, using: &generator) where !bytes.isEmpty {
             let at = Int.random(in: 0..<bytes.count, using: &generator)
@@ -216,7 +205,7 @@ struct MutationTests {
     /// Loads each mutation of `data`; when one loads, predicts with it too. Only this module's
     /// errors (or the decryptor's) may come out.
     static func run(_ data: Data, count: Int, seed: UInt64, decryptor: CoreMLArchiveDecryptor? = nil) -> (loaded: Int, refused: Int) {
-        var generator = Generator(state: seed)
+        var generator = SeededGenerator(seed: seed)
         var loaded = 0, refused = 0
         for _ in 0..<count {
             let mutated = mutate(data, &generator)

@@ -85,14 +85,14 @@ struct APIContractTests {
 }
 
 /// schemathesis, from PyPI, in the virtual environment `.venv-schemathesis` beside the
-/// package (`.ci/run` makes it from `scripts/schemathesis-requirements.txt`).
+/// package (`.ci/run` makes it from `Tests/Fixtures/schemathesis/requirements.txt`).
 enum Schemathesis {
     static let executable = ChildProcess.repositoryRoot.appendingPathComponent(".venv-schemathesis/bin/schemathesis")
-    static let configuration = ChildProcess.repositoryRoot.appendingPathComponent("scripts/schemathesis.toml")
+    static let configuration = ChildProcess.repositoryRoot.appendingPathComponent("Tests/Fixtures/schemathesis/schemathesis.toml")
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable.path) }
     static let missing: Comment = """
         skipped: schemathesis is not installed; make it with python3 -m venv .venv-schemathesis && \
-        .venv-schemathesis/bin/pip install -r scripts/schemathesis-requirements.txt (.ci/run does)
+        .venv-schemathesis/bin/pip install -r Tests/Fixtures/schemathesis/requirements.txt (.ci/run does)
         """
 
     /// The examples of `docs/openapi.yaml`, so that generated requests reach real data: the

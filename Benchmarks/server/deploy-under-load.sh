@@ -3,7 +3,7 @@
 # activated and rolled back, for SECONDS (60 by default); every access must end with both
 # models of one deployment, whole and SHA-256-verified. CI runs the same test for 10 s.
 #
-#   scripts/deploy-under-load.sh [SECONDS]
+#   Benchmarks/server/deploy-under-load.sh [SECONDS]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 MLKIT_LOAD_SECONDS="${1:-60}" swift test --filter DeployUnderLoadTests
