@@ -13,7 +13,8 @@
 //       MLKitCollections — the collection client (URLSession)
 //          |
 //       mlkit  — the command-line tool (swift-argument-parser)
-//   MLKitServer (MLKit, MLKitEncryption, Hummingbird 2, GRDB, swift-crypto, swift-log, swift-service-lifecycle)
+//   MLKitServer (MLKit, MLKitEncryption, Hummingbird 2, GRDB, postgres-nio, swift-crypto, swift-log,
+//                swift-service-lifecycle)
 //          sits beside the core and under `mlkit serve`
 import PackageDescription
 
@@ -73,6 +74,8 @@ let package = Package(
         // Core ML interchange (MLKitCoreML).
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        // The collection server's shared store (`mlkit serve --database postgres://…`).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: blasTargets + [
         .systemLibrary(
@@ -128,6 +131,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strictSettings
         ),

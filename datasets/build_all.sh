@@ -9,3 +9,4 @@ python3 datasets/build_fortunes_lang.py
 python3 datasets/build_debian_sections.py
 python3 datasets/build_wordnet_lexnames.py
 python3 datasets/build_wordnet_hypernyms.py
+python3 datasets/build_peoples_daily.py

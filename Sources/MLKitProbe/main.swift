@@ -17,6 +17,11 @@ if CommandLine.arguments.dropFirst().first == "compare" {
     FreedMemory.keepForReuse()  // as `mlkit train` does
     exit(runComparison(Array(CommandLine.arguments.dropFirst(2))))
 }
+// `tagger` is the word-tagger comparison's mlkit side (TaggerComparison.swift).
+if CommandLine.arguments.dropFirst().first == "tagger" {
+    FreedMemory.keepForReuse()
+    exit(runTaggerComparison(Array(CommandLine.arguments.dropFirst(2))))
+}
 // `passes` is the interleaved prediction benchmark's mlkit side (PredictionPasses.swift).
 if CommandLine.arguments.dropFirst().first == "passes" {
     exit(runPredictionPasses(Array(CommandLine.arguments.dropFirst(2))))

@@ -43,6 +43,10 @@ public struct CollectionServerError: Error, Sendable, Equatable, CustomStringCon
         /// The data folder's disk is full: an upload or a change could not be written, and
         /// nothing of it was kept (507). The server keeps serving what it has.
         public static let insufficientStorage = Code("insufficientStorage", 507)
+        /// The shared database cannot be reached (503, with `Retry-After`): nothing was changed.
+        /// A replica keeps answering resolutions and downloads from its caches meanwhile, and
+        /// recovers by itself when the database returns.
+        public static let databaseUnavailable = Code("databaseUnavailable", 503)
 
         /// The code's name, such as `notFound`.
         public var description: String { name }

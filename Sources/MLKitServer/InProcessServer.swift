@@ -10,10 +10,11 @@ import NIOCore
 /// time.
 ///
 /// Each request goes through the same responder and router as `mlkit serve`, over a data
-/// folder of its own.
+/// folder of its own (SQLite), or over a shared PostgreSQL database.
 public struct _InProcessCollectionServer: Sendable {
     /// The responder `mlkit serve` runs, for tests in this package.
     package let responder: CollectionServerResponder
+    private let storage: ServerStorage
     private let logger: Logger
 
     /// Opens `dataFolder` (created if missing) as `mlkit serve --data` would.
@@ -25,8 +26,32 @@ public struct _InProcessCollectionServer: Sendable {
     public init(dataFolder: URL, maxUploadSize: Int64 = CollectionServer.Configuration.defaultMaxUploadSize,
                 logger: Logger = Logger(label: "mlkit.serve", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         let configuration = CollectionServer.Configuration(dataFolder: dataFolder, port: 0, maxUploadSize: maxUploadSize)
-        responder = try CollectionServer.responder(configuration: configuration, logger: logger)
+        storage = try ServerStorage.openLocal(dataFolder)
+        responder = CollectionServer.responder(storage: storage, configuration: configuration, logger: logger)
         self.logger = logger
+    }
+
+    /// Opens the stores as `mlkit serve --data DATAFOLDER --database URL` would; ``close()``
+    /// closes the database's connections.
+    /// - Parameters:
+    ///   - dataFolder: The data folder (this server's cache and unfinished uploads).
+    ///   - database: The shared PostgreSQL database.
+    ///   - maxUploadSize: The upload size limit in bytes.
+    ///   - logger: Where the server logs (nowhere by default).
+    /// - Throws: ``CollectionServerError`` when the data folder or database cannot be opened.
+    public init(dataFolder: URL, database: URL,
+                maxUploadSize: Int64 = CollectionServer.Configuration.defaultMaxUploadSize,
+                logger: Logger = Logger(label: "mlkit.serve", factory: { _ in SwiftLogNoOpLogHandler() })) async throws {
+        let configuration = CollectionServer.Configuration(dataFolder: dataFolder, port: 0, maxUploadSize: maxUploadSize,
+                                                           database: database)
+        storage = try await ServerStorage.open(configuration, logger: logger)
+        responder = CollectionServer.responder(storage: storage, configuration: configuration, logger: logger)
+        self.logger = logger
+    }
+
+    /// Closes the shared database's connections, if any.
+    public func close() async {
+        await storage.close()
     }
 
     /// One answer: status, headers in order, and the whole body.

@@ -6,7 +6,11 @@ import MLKit
 struct EvaluateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evaluate",
-        abstract: "Measure a model on labelled data: accuracy, per-class metrics, confusion matrix."
+        abstract: "Measure a model on labelled data: accuracy, per-class metrics, confusion matrix.",
+        discussion: """
+            A word tagger is measured on tagged sentences ({"tokens": [...], "labels": [...]} rows or \
+            word/TAG text): token accuracy, entity or word F1, per-label metrics, confusion matrix.
+            """
     )
 
     @Argument(help: "The model file: mlkit's, or a Core ML .mlmodel or .mlarchive.")
@@ -21,16 +25,28 @@ struct EvaluateCommand: ParsableCommand {
     @Option(help: "The field or column holding the text.")
     var textColumn: String = "text"
 
-    @Option(help: "The field or column holding the label.")
-    var labelColumn: String = "label"
+    @Option(help: "The field or column holding the label (a tagger's: the labels; default label, or labels).")
+    var labelColumn: String?
+
+    @Option(help: "A tagger's field holding the tokens.")
+    var tokenColumn: String = "tokens"
 
     @Flag(help: "Print the metrics as JSON.")
     var json = false
 
     func run() throws {
         try reportingFailures {
-            let classifier = try LoadedModel.load(at: URL(fileURLWithPath: model), keyPath: key)
-            let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
+            let url = URL(fileURLWithPath: model)
+            let classifier: LoadedModel
+            if ModelFileKind.isCoreML(url) {
+                classifier = try LoadedModel.load(at: url, keyPath: key)
+            } else {
+                switch try loadAnyModel(at: url, keyPath: key) {
+                case .textClassifier(let loaded): classifier = .mlkit(loaded)
+                case .wordTagger(let tagger): return try evaluate(tagger)
+                }
+            }
+            let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn ?? "label")
                 .read(contentsOf: URL(fileURLWithPath: data))
             guard !dataset.examples.isEmpty else {
                 throw MLKitError(.invalidDataset, "the dataset is empty", at: .init(file: data))

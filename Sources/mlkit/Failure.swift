@@ -4,6 +4,7 @@ import MLKit
 import MLKitEncryption
 import MLKitCollections
 import MLKitCoreML
+import MLKitServer
 
 /// The exit codes of `mlkit`, from BSD's sysexits.
 enum ExitStatus {
@@ -61,6 +62,21 @@ extension ExitStatus {
         case .network, .modelCollection: return unavailable
         case .checksumMismatch, .invalidResponse: return protocolError
         case .server: return (error.statusCode ?? 500) >= 500 ? unavailable : badData
+        default: return internalError
+        }
+    }
+}
+
+extension ExitStatus {
+    /// The exit code for a collection server error: 64 for a bad option, 66 for a missing data
+    /// folder, 65 for data the server refuses, 69 when the shared database cannot be reached,
+    /// 70 otherwise (a full disk included).
+    static func code(for error: CollectionServerError) -> Int32 {
+        switch error.code {
+        case .badRequest: return usage
+        case .notFound: return missingFile
+        case .unprocessable, .conflict: return badData
+        case .databaseUnavailable: return unavailable
         default: return internalError
         }
     }

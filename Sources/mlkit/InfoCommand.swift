@@ -21,7 +21,7 @@ struct InfoCommand: ParsableCommand {
             if ModelFileKind.isCoreML(URL(fileURLWithPath: model)) { return try describeCoreML() }
             let data = try TextClassifier.mappedModelFile(at: URL(fileURLWithPath: model))
             var lines = ["file                \(model) (\(data.count) bytes)"]
-            let classifier: TextClassifier
+            let loaded: AnyModel
             if EncryptedModelHeader.isEncrypted(data) {
                 let header = try EncryptedModelHeader(parsing: data, source: model)
                 lines.append("encryption          format version \(header.formatVersion), \(header.cipher.rawValue), "
@@ -32,11 +32,14 @@ struct InfoCommand: ParsableCommand {
                     print(lines.joined(separator: "\n"))
                     return
                 }
-                classifier = try TextClassifier(encryptedModelData: data, key: try readKey(path: key), source: model)
+                loaded = try AnyModel(encryptedModelData: data, key: try readKey(path: key), source: model)
             } else {
-                classifier = try TextClassifier(modelFileData: data, source: model)
+                loaded = try AnyModel(modelFileData: data, source: model)
             }
-            print((lines + describe(classifier)).joined(separator: "\n"))
+            switch loaded {
+            case .textClassifier(let classifier): print((lines + describe(classifier)).joined(separator: "\n"))
+            case .wordTagger(let tagger): print((lines + describe(tagger)).joined(separator: "\n"))
+            }
         }
     }
 
@@ -44,6 +47,7 @@ struct InfoCommand: ParsableCommand {
     private func describe(_ classifier: TextClassifier) -> [String] {
         let configuration = classifier.featurizerConfiguration
         var lines = [
+            "kind                text classifier",
             "format version      \(classifier.formatVersion.map(String.init) ?? "-")",
             "labels              \(classifier.labels.count): \(classifier.labels.joined(separator: ", "))",
         ]
@@ -70,17 +74,23 @@ struct InfoCommand: ParsableCommand {
         if let lengths = configuration.characterNGrams { units.append("characters \(lengths.lowerBound)-\(lengths.upperBound)-grams") }
         lines.append("features            \(units.joined(separator: ", ")); \(indexing), \(configuration.weighting.rawValue)")
         lines.append("tokenizer           \(configuration.tokenizer.segmentation.rawValue), lowercase \(configuration.tokenizer.normalization.lowercase)")
-        let metadata = classifier.metadata
+        lines += describe(classifier.metadata)
+        if let validation = classifier.validationMetrics {
+            lines.append(String(format: "validation          accuracy %.4f, macro-F1 %.4f on %d examples",
+                                validation.accuracy, validation.macroF1, validation.count))
+        }
+        return lines
+    }
+
+    /// The lines of a model's metadata.
+    func describe(_ metadata: ModelMetadata) -> [String] {
+        var lines: [String] = []
         for (name, value) in [("author", metadata.author), ("license", metadata.license),
                               ("version", metadata.version), ("description", metadata.shortDescription)] {
             if let value { lines.append(name.padding(toLength: 20, withPad: " ", startingAt: 0) + value) }
         }
         for (key, value) in metadata.additional.sorted(by: { $0.key < $1.key }) {
             lines.append(key.padding(toLength: 20, withPad: " ", startingAt: 0) + value)
-        }
-        if let validation = classifier.validationMetrics {
-            lines.append(String(format: "validation          accuracy %.4f, macro-F1 %.4f on %d examples",
-                                validation.accuracy, validation.macroF1, validation.count))
         }
         return lines
     }

@@ -77,7 +77,7 @@ struct EncryptCommand: ParsableCommand {
                                           file: model)
                 }
                 let plaintext = try ModelEncryption.decrypt(data, with: try readKey(path: oldKey), source: model)
-                _ = try TextClassifier(modelFileData: plaintext, source: model)
+                _ = try AnyModel(modelFileData: plaintext, source: model)
                 encrypted = try ModelEncryption.encrypt(plaintext, with: newKey)
                 target = output ?? model
             } else {
@@ -85,7 +85,7 @@ struct EncryptCommand: ParsableCommand {
                     throw EncryptionError(.notEncrypted, "--old-key is for re-encrypting an encrypted model, and this one is plain",
                                           file: model)
                 }
-                _ = try TextClassifier(modelFileData: data, source: model)
+                _ = try AnyModel(modelFileData: data, source: model)
                 encrypted = try ModelEncryption.encrypt(data, with: newKey)
                 target = output ?? Self.defaultOutput(for: model)
             }
@@ -125,7 +125,7 @@ struct DecryptCommand: ParsableCommand {
         try reportingFailures {
             let data = try TextClassifier.mappedModelFile(at: URL(fileURLWithPath: model))
             let plaintext = try ModelEncryption.decrypt(data, with: try readKey(path: key), source: model)
-            _ = try TextClassifier(modelFileData: plaintext, source: model)
+            _ = try AnyModel(modelFileData: plaintext, source: model)
             printWarning("writing the decrypted model as plaintext to \(output); it is no longer protected, delete it when done")
             try AtomicFile.write(plaintext, to: URL(fileURLWithPath: output), permissions: 0o600)
             print("\(model) decrypted to \(output), \(plaintext.count) bytes")

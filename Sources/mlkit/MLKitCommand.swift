@@ -1,12 +1,12 @@
 import ArgumentParser
 import MLKit
 
-/// The `mlkit` command: train, evaluate and run text classifiers.
+/// The `mlkit` command: train, evaluate and run text classifiers and word taggers.
 @main
 struct MLKitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mlkit",
-        abstract: "Text classification: tokenize, train, evaluate and predict.",
+        abstract: "Text classification and word tagging: tokenize, train, evaluate, predict and tag.",
         discussion: """
             Exit codes: 0 success, 64 usage error, 65 bad input data, 66 missing file, \
             69 collection server unavailable, 70 internal error, 73 key file exists, 76 bad server \
@@ -14,8 +14,8 @@ struct MLKitCommand: AsyncParsableCommand {
             name the file, line or field at fault.
             """,
         version: "0.1.0",
-        subcommands: [TrainCommand.self, PredictCommand.self, EvaluateCommand.self, InfoCommand.self, TokenizeCommand.self,
-                      ExportCommand.self, KeygenCommand.self, EncryptCommand.self, DecryptCommand.self,
+        subcommands: [TrainCommand.self, PredictCommand.self, TagCommand.self, EvaluateCommand.self, InfoCommand.self,
+                      TokenizeCommand.self, ExportCommand.self, KeygenCommand.self, EncryptCommand.self, DecryptCommand.self,
                       ServeCommand.self, CollectionCommand.self, DeployCommand.self, PullCommand.self]
     )
 

@@ -21,9 +21,20 @@ func readKey(path: String) throws -> ModelKey {
 
 /// Loads a model file, plain or encrypted, with the key file given by `--key`, if any.
 func loadClassifier(at url: URL, keyPath: String?) throws -> TextClassifier {
+    try withKey(keyPath) { try TextClassifier(contentsOf: url, key: $0) }
+}
+
+/// Loads a model file of either kind, plain or encrypted, with the key file given by `--key`.
+func loadAnyModel(at url: URL, keyPath: String?) throws -> AnyModel {
+    try withKey(keyPath) { try AnyModel(contentsOf: url, key: $0) }
+}
+
+/// Calls `load` with the key file given by `--key`, if any; a missing key's error says to pass
+/// `--key`.
+func withKey<Model>(_ keyPath: String?, _ load: (ModelKey?) throws -> Model) throws -> Model {
     let key = try keyPath.map { try readKey(path: $0) }
     do {
-        return try TextClassifier(contentsOf: url, key: key)
+        return try load(key)
     } catch let error as EncryptionError where error.code == .keyUnavailable && key == nil {
         throw EncryptionError(error.code, error.message + "; pass --key FILE with that key", keyIdentifier: error.keyIdentifier,
                               file: error.file)

@@ -8,7 +8,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve model collections: targeted deployments, verified downloads and keys over HTTP.",
-        subcommands: [ServeStartCommand.self, TokenCommand.self],
+        subcommands: [ServeStartCommand.self, TokenCommand.self, MigrateCommand.self],
         defaultSubcommand: ServeStartCommand.self
     )
 }
@@ -20,7 +20,8 @@ struct ServeStartCommand: AsyncParsableCommand {
         abstract: "Run the collection server (the default of `mlkit serve`).",
         discussion: """
             Metadata goes in DATA/mlkit.sqlite, model files in DATA/models/ (named by their SHA-256). \
-            The first line on standard output is `listening on http://HOST:PORT`; logs go to standard \
+            With --database (or MLKIT_DATABASE), both go in a PostgreSQL database that several replicas \
+            share, and DATA holds only this replica's cache and unfinished uploads. The first line on standard output is `listening on http://HOST:PORT`; logs go to standard \
             error, one JSON object a line. SIGINT or SIGTERM shut the server down gracefully: requests under way get \
             --shutdown-grace-seconds to finish, and are cancelled after that. \
             docs/collection-server.md documents the HTTP API.
@@ -29,6 +30,11 @@ struct ServeStartCommand: AsyncParsableCommand {
 
     @Option(help: "The data folder (created if missing).")
     var data: String = "collections"
+
+    @OptionGroup var database: DatabaseOption
+
+    @Option(name: .customLong("database-connections"), help: "The most connections to the shared database.")
+    var databaseConnections: Int = CollectionServer.Configuration.defaultDatabaseConnections
 
     @Option(help: "The address to listen on.")
     var host: String = "127.0.0.1"
@@ -56,6 +62,10 @@ struct ServeStartCommand: AsyncParsableCommand {
     var idleTimeoutSeconds: Double = 30
 
     func validate() throws {
+        try database.validate()
+        guard (1...1000).contains(databaseConnections) else {
+            throw ValidationError("--database-connections: \(databaseConnections) is not from 1 to 1000")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port: \(port) is not a port (0 to 65535)") }
         guard Self.byteCount(maxUploadSize) != nil else {
             throw ValidationError("--max-upload-size: '\(maxUploadSize)' is not a size (write 1048576, 64M or 1G)")
@@ -88,7 +98,8 @@ struct ServeStartCommand: AsyncParsableCommand {
             maxUploadSize: Self.byteCount(maxUploadSize) ?? CollectionServer.Configuration.defaultMaxUploadSize,
             tokenRefusalLifetime: Self.duration(seconds: tokenRefusalSeconds),
             shutdownGracePeriod: Self.duration(seconds: shutdownGraceSeconds),
-            idleTimeout: idleTimeoutSeconds > 0 ? Self.duration(seconds: idleTimeoutSeconds) : nil)
+            idleTimeout: idleTimeoutSeconds > 0 ? Self.duration(seconds: idleTimeoutSeconds) : nil,
+            database: try database.url(), databaseConnections: databaseConnections)
         do {
             try await CollectionServer(configuration: configuration, logger: logger).run { host, port in
                 let shown = host.contains(":") ? "[\(host)]" : host
@@ -97,7 +108,7 @@ struct ServeStartCommand: AsyncParsableCommand {
             }
         } catch let error as CollectionServerError {
             printError(error.message)
-            throw ExitCode(error.code == .badRequest ? ExitStatus.usage : ExitStatus.internalError)
+            throw ExitCode(ExitStatus.code(for: error))
         } catch {
             printError("the server stopped: \(error)")
             throw ExitCode(ExitStatus.internalError)
@@ -139,6 +150,8 @@ struct TokenCreateCommand: AsyncParsableCommand {
     @Option(help: "The server's data folder.")
     var data: String = "collections"
 
+    @OptionGroup var database: DatabaseOption
+
     @Option(help: "publish or read.")
     var scope: String
 
@@ -146,18 +159,106 @@ struct TokenCreateCommand: AsyncParsableCommand {
     var collection: String?
 
     func validate() throws {
+        try database.validate()
         guard TokenScope(rawValue: scope) != nil else { throw ValidationError("--scope: '\(scope)' is not publish or read") }
     }
 
     func run() async throws {
         guard let scope = TokenScope(rawValue: scope) else { throw ExitCode(ExitStatus.usage) }
         do {
-            let token = try await CollectionServer.createToken(dataFolder: URL(fileURLWithPath: data), scope: scope,
-                                                               collection: collection)
+            let token = try await CollectionServer.createToken(dataFolder: URL(fileURLWithPath: data), database: try database.url(),
+                                                               scope: scope, collection: collection)
             print(token)
         } catch let error as CollectionServerError {
             printError(error.message)
-            throw ExitCode(error.code == .badRequest ? ExitStatus.usage : ExitStatus.internalError)
+            throw ExitCode(ExitStatus.code(for: error))
+        }
+    }
+}
+
+/// `mlkit serve migrate`: the shared database's schema, and the copy of an SQLite data folder
+/// into it.
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate the shared database's schema, or copy an SQLite data folder into it.",
+        discussion: """
+            Without --from, applies the schema migrations the PostgreSQL database lacks (as every \
+            server does when it starts) and prints its schema version. With --from DATA, copies the \
+            SQLite store of DATA (its collections, deployments and their history, keys, tokens, and \
+            the model files in DATA/models/) into the database, which must be empty, in one \
+            transaction; then reads every model file back and checks its SHA-256. DATA is only read.
+            """
+    )
+
+    @Option(help: "The data folder of an SQLite server (`mlkit serve --data`) to copy.")
+    var from: String?
+
+    @Option(help: "The PostgreSQL database to copy into (the same as --database).")
+    var to: String?
+
+    @OptionGroup var database: DatabaseOption
+
+    func validate() throws {
+        try database.validate()
+        if let to { _ = try DatabaseOption.parse(to, option: "--to") }
+        if to != nil, database.database != nil {
+            throw ValidationError("--to and --database name the same thing; give one")
+        }
+    }
+
+    func run() async throws {
+        guard let url = try to.map({ try DatabaseOption.parse($0, option: "--to") }) ?? database.url() else {
+            printError("--to (or --database, or MLKIT_DATABASE) names the PostgreSQL database: postgres://USER@HOST:PORT/DATABASE")
+            throw ExitCode(ExitStatus.usage)
+        }
+        do {
+            if let from {
+                let report = try await CollectionServer.copyStore(from: URL(fileURLWithPath: from), to: url) { line in
+                    printError(line)
+                }
+                print("""
+                    copied \(report.collections) collections, \(report.deployments) deployments, \(report.modelFiles) model files \
+                    (\(report.bytes) bytes, every SHA-256 verified), \(report.keys) keys, \(report.tokens) tokens
+                    """)
+            } else {
+                let (applied, version) = try await CollectionServer.migrateDatabase(url)
+                print(applied.isEmpty ? "schema version \(version): up to date"
+                                      : "schema version \(version): applied \(applied.map(String.init).joined(separator: ", "))")
+            }
+        } catch let error as CollectionServerError {
+            printError(error.message)
+            throw ExitCode(ExitStatus.code(for: error))
+        }
+    }
+}
+
+/// `--database`: the shared PostgreSQL database, or `MLKIT_DATABASE`.
+struct DatabaseOption: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The shared PostgreSQL database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE] (default: MLKIT_DATABASE; none: SQLite in the data folder).",
+        valueName: "url"))
+    var database: String?
+
+    /// The URL given, or `MLKIT_DATABASE`'s, or `nil`.
+    func url() throws -> URL? {
+        if let database { return try Self.parse(database, option: "--database") }
+        if let variable = ProcessInfo.processInfo.environment["MLKIT_DATABASE"], !variable.isEmpty {
+            return try Self.parse(variable, option: "MLKIT_DATABASE")
+        }
+        return nil
+    }
+
+    func validate() throws {
+        _ = try url()
+    }
+
+    /// A checked database URL; the error names `option`.
+    static func parse(_ text: String, option: String) throws -> URL {
+        do {
+            return try CollectionServer.Configuration.databaseURL(text)
+        } catch let error as CollectionServerError {
+            throw ValidationError("\(option): \(error.message)")
         }
     }
 }

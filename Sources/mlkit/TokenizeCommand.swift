@@ -23,11 +23,14 @@ struct TokenizeCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Read the text from a file ('-' for standard input).")
     var file: String?
 
-    @Option(help: "The unit: word, sentence, paragraph or document.")
+    @Option(help: "The unit: word, sentence, paragraph, document or character.")
     var unit: TokenUnit = .word
 
-    @Option(help: "The word tokenizer: standard (one token per Han, kana or Thai character) or icu (dictionary words).")
-    var tokenizer: WordSegmentation = .standard
+    @Option(help: """
+        The word tokenizer: standard (one token per Han, kana or Thai character), icu (dictionary words) \
+        or model:FILE (the words of a trained segmenter).
+        """)
+    var tokenizer: TokenizerOption = .standard
 
     @Option(help: "The locale for the icu tokenizer, such as ja or th.")
     var locale: String?
@@ -53,10 +56,10 @@ struct TokenizeCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let tokenizer = Tokenizer(
-                unit: unit, segmentation: self.tokenizer, locale: locale,
-                normalization: TextNormalization(lowercase: !keepCase, compatibilityFolding: nfkc,
-                                                 diacriticFolding: foldDiacritics))
+            var tokenizer = try self.tokenizer.tokenizer(
+                locale: locale, normalization: TextNormalization(lowercase: !keepCase, compatibilityFolding: nfkc,
+                                                                 diacriticFolding: foldDiacritics))
+            tokenizer.unit = unit
             try tokenizer.validate()
             let input = text.isEmpty ? try readText(path: file ?? "-", policy: invalidUTF8) : text.joined(separator: " ")
             var output = ""

@@ -4,14 +4,17 @@ public import MLKit
 
 extension TextClassifierParameters.Algorithm: ExpressibleByArgument {}
 
-/// `mlkit train`: trains a classifier from labelled data and writes a model file.
+/// `mlkit train`: trains a classifier or a word tagger from labelled data and writes a model
+/// file (the tagger's part is in TrainCommand+Tagger.swift).
 struct TrainCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "train",
-        abstract: "Train a text classifier from labelled data.",
+        abstract: "Train a text classifier or a word tagger from labelled data.",
         discussion: """
             DATA is a JSON array of {"text": ..., "label": ...} objects (Create ML's format), JSON \
-            Lines, CSV with a header, or a folder of sub-folders named by label holding .txt files.
+            Lines, CSV with a header, or a folder of sub-folders named by label holding .txt files; \
+            or, for a word tagger, {"tokens": [...], "labels": [...]} rows (JSON or JSON Lines) or \
+            word/TAG text (.txt). The task follows from the data unless --task names it.
             """
     )
 
@@ -21,8 +24,11 @@ struct TrainCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The model file to write.")
     var output: String = "model.mlkit"
 
-    @Option(help: "auto, nb, cnb, maxent, svm or embedding.")
-    var algorithm: TextClassifierParameters.Algorithm = .automatic
+    @Option(help: "tagger or classifier (default: what the data holds).")
+    var task: TrainingTask?
+
+    @Option(help: "auto, nb, cnb, maxent, svm or embedding; for a tagger auto, crf or perceptron.")
+    var algorithm: TrainingAlgorithm = .automatic
 
     @Option(help: "The fraction of the data held out for validation (stratified, seeded).")
     var validationSplit: Double = 0.1
@@ -33,8 +39,14 @@ struct TrainCommand: ParsableCommand {
     @Option(help: "The field or column holding the text.")
     var textColumn: String = "text"
 
-    @Option(help: "The field or column holding the label.")
-    var labelColumn: String = "label"
+    @Option(help: "The field or column holding the label (a tagger's: the labels; default label, or labels).")
+    var labelColumn: String?
+
+    @Option(help: "A tagger's field holding the tokens.")
+    var tokenColumn: String = "tokens"
+
+    @Option(help: "The CRF's convergence tolerance (a tagger's; default 1e-4).")
+    var tolerance: Double?
 
     @Option(help: "The longest word n-gram (1 to 5).")
     var ngrams: Int?
@@ -45,10 +57,10 @@ struct TrainCommand: ParsableCommand {
     @Option(help: "'balanced', or label=weight pairs separated by commas.")
     var classWeights: String?
 
-    @Option(help: "The largest number of iterations (maxent Newton iterations, SVM passes, epochs).")
+    @Option(help: "The largest number of iterations (maxent Newton iterations, SVM passes, epochs, CRF L-BFGS iterations).")
     var maxIterations: Int?
 
-    @Option(help: "C for maxent and svm, alpha for naive Bayes.")
+    @Option(help: "C for maxent and svm, alpha for naive Bayes, c2 for the CRF.")
     var regularization: Double?
 
     @Option(help: "The texts' language (en, zh, ja, th, ...).")
@@ -90,6 +102,10 @@ struct TrainCommand: ParsableCommand {
         // faults. This runs on the main thread, whose heap can keep them (`MLKitCommand.main`).
         FreedMemory.keepForReuse()
         try reportingFailures {
+            if try trainsTagger() {
+                try trainTagger()
+                return
+            }
             do {
                 try train()
             } catch let error as MLKitError where error.code == .invalidParameter {
@@ -102,13 +118,13 @@ struct TrainCommand: ParsableCommand {
         let clock = ContinuousClock()
         let start = clock.now
         var parameters = TextClassifierParameters(
-            algorithm: algorithm, validation: .split(fraction: validationSplit), language: language,
+            algorithm: try algorithm.classifierAlgorithm(), validation: .split(fraction: validationSplit), language: language,
             maxWordNGram: ngrams, minimumFeatureCount: minCount, classWeights: try parsedClassWeights(),
             maxIterations: maxIterations, regularization: regularization, seed: seed, threads: threads,
             timeBudget: timeBudget)
         // Before reading the data, so that a usage error comes at once.
         try parameters.validate()
-        let reader = DatasetReader(textColumn: textColumn, labelColumn: labelColumn)
+        let reader = DatasetReader(textColumn: textColumn, labelColumn: labelColumn ?? "label")
         let dataset = try reader.read(contentsOf: URL(fileURLWithPath: data))
         _ = try dataset.validatedForTraining(source: data)
         if let validation {

@@ -206,12 +206,12 @@ struct ClassifierCommandTests {
         #expect(corrupt.stderr == "mlkit: error: \(notModel.path): not an mlkit model file (its first bytes are not \"MLKITMOD\")\n")
 
         var newer = try Data(contentsOf: CLI.repositoryRoot.appendingPathComponent("trained/sentiment.mlkit"))
-        newer[8] = 4  // the format version, a little-endian UInt32 after the magic
+        newer[8] = 5  // the format version, a little-endian UInt32 after the magic
         let newerModel = folder.appendingPathComponent("newer.mlkit")
         try newer.write(to: newerModel)
         let unsupported = try CLI.run(["info", newerModel.path])
         #expect(unsupported.status == 65)
-        #expect(unsupported.stderr.contains("\(newerModel.path): model format version 4 is newer than this mlkit reads"))
+        #expect(unsupported.stderr.contains("\(newerModel.path): model format version 5 is newer than this mlkit reads"))
 
         let missing = try CLI.run(["info", folder.appendingPathComponent("none.mlkit").path])
         #expect(missing.status == 66)

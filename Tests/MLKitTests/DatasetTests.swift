@@ -376,10 +376,82 @@ struct TaggedTokensTests {
     func tokensAndLabels() throws {
         let rows = try DatasetReader().readTaggedTokens(data: Data(#"""
         [{"tokens": ["Apple", "ships", "iOS"], "labels": ["COMPANY", "NONE", "OPERATING_SYSTEM"]},
-         {"labels": [], "tokens": []}]
+         {"labels": ["NONE"], "tokens": ["today"]}]
         """#.utf8))
         #expect(rows == [TaggedTokens(tokens: ["Apple", "ships", "iOS"], labels: ["COMPANY", "NONE", "OPERATING_SYSTEM"]),
-                         TaggedTokens(tokens: [], labels: [])])
+                         TaggedTokens(tokens: ["today"], labels: ["NONE"])])
+    }
+
+    @Test("JSON Lines, and other field names")
+    func jsonLinesAndColumns() throws {
+        let data = Data("""
+        {"words": ["Xcode", "12"], "tags": ["SOFTWARE", "NONE"]}
+
+        {"tags": ["EVENT"], "words": ["WWDC"], "other": 1}
+        """.utf8)
+        let rows = try DatasetReader().readTaggedTokens(data: data, format: .jsonLines, tokensKey: "words", labelsKey: "tags")
+        #expect(rows == [TaggedTokens(tokens: ["Xcode", "12"], labels: ["SOFTWARE", "NONE"]),
+                         TaggedTokens(tokens: ["WWDC"], labels: ["EVENT"])])
+        #expect(mlkitError { try DatasetReader().readTaggedTokens(data: data, format: .jsonLines) }?.description
+                == #"line 1, column 1: record 0, field "tokens": missing"#)
+    }
+
+    @Test("word/TAG text: one sentence a line, the tag after the last slash")
+    func wordTags() throws {
+        let data = Data("\u{FEFF}Apple/COMPANY announced/NONE  iOS/OS\r\n\n  I/O/EVENT\t2020/NONE\n".utf8)
+        let rows = try DatasetReader().readTaggedTokens(data: data, format: .wordTags)
+        #expect(rows == [TaggedTokens(tokens: ["Apple", "announced", "iOS"], labels: ["COMPANY", "NONE", "OS"]),
+                         TaggedTokens(tokens: ["I/O", "2020"], labels: ["EVENT", "NONE"])])
+        let file = try TaggerFixtures.headlines()
+        #expect(try DatasetReader().readTaggedTokens(contentsOf: TaggerFixtures.url("tech-headlines.txt")) == file)
+    }
+
+    @Test("word/TAG errors name the file, line, column, sentence and token")
+    func wordTagErrors() {
+        func failure(_ text: String) -> String? {
+            mlkitError { try DatasetReader().readTaggedTokens(data: Data(text.utf8), format: .wordTags, source: "pos.txt") }?
+                .description
+        }
+        #expect(failure("a/X b/Y\n\nc/X d e/Y\n") == #"pos.txt:3:5: record 1: token 1 ("d") has no tag; expected word/TAG"#)
+        #expect(failure("a/X /Y\n") == #"pos.txt:1:5: record 0: token 1 ("/Y") has an empty word; expected word/TAG"#)
+        #expect(failure("a/X b/\n") == #"pos.txt:1:5: record 0: token 1 ("b/") has an empty tag; expected word/TAG"#)
+        #expect(failure(" \n\n") == "pos.txt: the file is empty")
+        #expect(mlkitError {
+            try DatasetReader().readTaggedTokens(data: Data([0x61, 0x2F, 0x58, 0x20, 0xFF]), format: .wordTags, source: "pos.txt")
+        }?.description == "pos.txt:1:5: invalid UTF-8 (byte 0xFF at offset 4)")
+        #expect(mlkitError { try DatasetReader().read(data: Data("a/X".utf8), format: .wordTags) }?.code == .invalidParameter)
+    }
+
+    @Test("An empty row and a single label are refused, naming the row or the field")
+    func emptyRowAndSingleLabel() throws {
+        let empty = Data(#"[{"tokens": ["a"], "labels": ["X"]}, {"labels": [], "tokens": []}]"#.utf8)
+        #expect(mlkitError { try DatasetReader().readTaggedTokens(data: empty, source: "labels.json") }?.description
+                == #"labels.json:1:38: record 1, field "tokens": the row is empty: a sentence needs at least one token"#)
+        let single = try DatasetReader().readTaggedTokens(data: Data(#"[{"tokens": ["a", "b"], "labels": ["X", "X"]}]"#.utf8))
+        #expect(mlkitError { try TaggedTokens.validatedForTraining(single, source: "labels.json") }?.description
+                == #"labels.json: field "labels": only one label ("X") in 1 row — training needs at least two"#)
+        #expect(mlkitError { try TaggedTokens.validatedForTraining([], source: "labels.json") }?.description
+                == "labels.json: the dataset is empty")
+    }
+
+    @Test("Tagger data is told from classifier data by its format or its first record")
+    func detection() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mlkit-detect-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func holds(_ name: String, _ text: String, key: String = "tokens") throws -> Bool {
+            let url = folder.appendingPathComponent(name)
+            try Data(text.utf8).write(to: url)
+            return try DatasetReader().holdsTaggedTokens(at: url, tokensKey: key)
+        }
+        #expect(try holds("a.json", #"[{"tokens": ["a"], "labels": ["X"]}]"#))
+        #expect(try holds("b.jsonl", #"{"labels": ["X"], "tokens": ["a"]}"#))
+        #expect(try holds("c.json", #"{"words": ["a"], "labels": ["X"]}"#, key: "words"))
+        #expect(try holds("d.txt", "a/X"))
+        #expect(try !holds("e.json", #"[{"text": "a", "label": "X"}]"#))
+        #expect(try !holds("f.csv", "text,label\na,X\n"))
+        #expect(try !holds("g.json", "[1, 2"))
+        #expect(try !holds("h.json", ""))
     }
 
     @Test("Counts that differ name the record and both counts")
@@ -482,11 +554,17 @@ struct FileReaderTests {
             let csv = folder.appending(path: "b.csv")
             try write("text,label\nb,y\n".utf8, to: csv)
             #expect(pairs(try DatasetReader().read(contentsOf: csv)) == [["b", "y"]])
-            let unknown = folder.appending(path: "c.txt")
+            let unknown = folder.appending(path: "c.xml")
             try write("x".utf8, to: unknown)
             let error = mlkitError { try DatasetReader().read(contentsOf: unknown) }
             #expect(error?.code == .invalidParameter)
             #expect(error?.description.hasPrefix(unknown.relativePath + ": cannot tell the format") == true)
+            // .txt is word/TAG text, which only a word tagger reads.
+            let tagged = folder.appending(path: "d.txt")
+            try write("x/Y".utf8, to: tagged)
+            let taggerData = mlkitError { try DatasetReader().read(contentsOf: tagged) }
+            #expect(taggerData?.code == .invalidParameter)
+            #expect(taggerData?.description.contains("word/TAG text holds word-tagger data") == true)
         }
     }
 

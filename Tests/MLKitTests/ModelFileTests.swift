@@ -126,9 +126,9 @@ struct DamagedModelFileTests {
     @Test("A newer format version names both versions")
     func newerVersion() {
         var data = Self.golden
-        data.replaceSubrange(8..<12, with: [4, 0, 0, 0])
+        data.replaceSubrange(8..<12, with: [5, 0, 0, 0])
         #expect(throws: MLKitError(.unsupportedVersion,
-                                   "model format version 4 is newer than this mlkit reads (versions 1–3); upgrade mlkit",
+                                   "model format version 5 is newer than this mlkit reads (versions 1–4); upgrade mlkit",
                                    at: .init(file: "new.mlkit"))) {
             try TextClassifier(modelFileData: Self.resealed(data), source: "new.mlkit")
         }

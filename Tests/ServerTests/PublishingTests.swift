@@ -72,9 +72,9 @@ struct PublishingTests {
         }
     }
 
-    @Test("Deployments supersede, roll back and keep their whole history")
-    func rollbackAndHistory() async throws {
-        try await ServerFixture.inProcess { server, client, token in
+    @Test("Deployments supersede, roll back and keep their whole history", arguments: StoreKind.testable)
+    func rollbackAndHistory(store: StoreKind) async throws {
+        try await ServerFixture.inProcess(store: store) { server, client, token in
             try await ServerFixture.createCollection(client, "news", models: ["topic"], token: token)
             var deployments: [String] = []
             for version in ["1", "2", "3"] {
@@ -118,9 +118,9 @@ struct PublishingTests {
         }
     }
 
-    @Test("A draft deployment is not served until it is activated")
-    func draftUntilActivated() async throws {
-        try await ServerFixture.inProcess { server, client, token in
+    @Test("A draft deployment is not served until it is activated", arguments: StoreKind.testable)
+    func draftUntilActivated(store: StoreKind) async throws {
+        try await ServerFixture.inProcess(store: store) { server, client, token in
             try await ServerFixture.createCollection(client, "drafts", models: ["m"], token: token)
             let sha = try await ServerFixture.upload(client, ServerFixture.model(version: "d"), token: token)
             let draft = try await ServerFixture.deploy(client, "drafts", models: ["m": sha], activate: false, token: token)

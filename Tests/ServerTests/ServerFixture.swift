@@ -46,16 +46,65 @@ enum ServerFixture {
     /// Runs `body` against the server's router in this process, over a new data folder, with a
     /// publish token; the folder is removed afterwards.
     static func inProcess<Value: Sendable>(
+        store: StoreKind = .sqlite,
         maxUploadSize: Int64 = CollectionServer.Configuration.defaultMaxUploadSize, noting reached: ReachedEndpoints? = nil,
         _ body: @Sendable (_ server: InProcessServer, _ client: RouterClient, _ token: String) async throws -> Value
     ) async throws -> Value {
         let folder = try ChildProcess.temporaryFolder("server")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let server = InProcessServer(dataFolder: folder)
-        let harness = try _InProcessCollectionServer(dataFolder: folder, maxUploadSize: maxUploadSize)
-        let token = try await server.token(scope: "publish")
-        return try await Application(responder: harness.responder).test(.router) { client in
-            try await body(server, RouterClient(client: client, reached: reached), token)
+        let database = store == .postgres ? try PostgresCluster.createDatabase("server") : nil
+        let harness = if let database {
+            try await _InProcessCollectionServer(dataFolder: folder, database: database, maxUploadSize: maxUploadSize)
+        } else {
+            try _InProcessCollectionServer(dataFolder: folder, maxUploadSize: maxUploadSize)
+        }
+        let server = InProcessServer(dataFolder: folder, database: database)
+        do {
+            let token = try await server.token(scope: "publish")
+            let value = try await Application(responder: harness.responder).test(.router) { client in
+                try await body(server, RouterClient(client: client, reached: reached), token)
+            }
+            await harness.close()
+            return value
+        } catch {
+            await harness.close()
+            throw error
+        }
+    }
+
+    /// Runs `body` against `count` replicas in this process over one new PostgreSQL database,
+    /// each with a data folder (its cache) of its own, with a publish token.
+    static func replicas<Value: Sendable>(
+        _ count: Int = 2,
+        _ body: @Sendable (_ clients: [RouterClient], _ token: String, _ database: URL) async throws -> Value
+    ) async throws -> Value {
+        let database = try PostgresCluster.createDatabase("replicas")
+        var harnesses: [_InProcessCollectionServer] = []
+        var folders: [URL] = []
+        defer { for folder in folders { try? FileManager.default.removeItem(at: folder) } }
+        do {
+            for _ in 0..<count {
+                let folder = try ChildProcess.temporaryFolder("replica")
+                folders.append(folder)
+                harnesses.append(try await _InProcessCollectionServer(dataFolder: folder, database: database))
+            }
+            let token = try await InProcessServer(dataFolder: folders[0], database: database).token(scope: "publish")
+            let value = try await withClients(harnesses[...], []) { clients in try await body(clients, token, database) }
+            for harness in harnesses { await harness.close() }
+            return value
+        } catch {
+            for harness in harnesses { await harness.close() }
+            throw error
+        }
+    }
+
+    private static func withClients<Value: Sendable>(
+        _ rest: ArraySlice<_InProcessCollectionServer>, _ clients: [RouterClient],
+        _ body: @Sendable ([RouterClient]) async throws -> Value
+    ) async throws -> Value {
+        guard let first = rest.first else { return try await body(clients) }
+        return try await Application(responder: first.responder).test(.router) { client in
+            try await withClients(rest.dropFirst(), clients + [RouterClient(client: client, reached: nil)], body)
         }
     }
 
@@ -90,6 +139,12 @@ enum ServerFixture {
         return answer.json["deploymentID"] as? String ?? ""
     }
 
+    /// The answer to a deployment of one model file, whatever its status.
+    static func deployAnswer(_ client: some APIClient, _ collection: String, sha: String, token: String) async throws -> HTTPAnswer {
+        try await client.send("POST", "/v1/collections/\(collection)/deployments",
+                              json: ["models": ["topic": ["sha256": sha]], "activate": true], token: token)
+    }
+
     /// The deployment a device context resolves to, or the status when none does.
     static func resolved(_ client: some APIClient, _ collection: String, query: String = "",
                          headers: [String: String] = [:]) async throws -> String {
@@ -104,10 +159,27 @@ enum ServerFixture {
 struct InProcessServer: Sendable {
     /// The data folder.
     let dataFolder: URL
+    /// The shared PostgreSQL database, if the server runs over one.
+    var database: URL? = nil
 
     /// Makes a token as `mlkit serve token create` does.
     func token(scope: String, collection: String? = nil) async throws -> String {
         guard let scope = TokenScope(rawValue: scope) else { throw ServerTestError("no scope \(scope)") }
-        return try await CollectionServer.createToken(dataFolder: dataFolder, scope: scope, collection: collection)
+        return try await CollectionServer.createToken(dataFolder: dataFolder, database: database, scope: scope,
+                                                      collection: collection)
     }
+}
+
+/// The two collection stores, for the tests that run against both.
+enum StoreKind: String, Sendable, CaseIterable, CustomTestStringConvertible {
+    /// SQLite and `models/` in the data folder.
+    case sqlite
+    /// PostgreSQL (a database of the tests' own cluster) and a replica's cache.
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// Both stores. PostgreSQL is left out only where its server binaries are not installed
+    /// and CI does not require them (`PostgresCluster.isAvailable`); `.ci/run` installs them.
+    static var testable: [StoreKind] { PostgresCluster.isAvailable ? allCases : [.sqlite] }
 }

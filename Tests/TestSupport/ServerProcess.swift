@@ -13,8 +13,11 @@ import Darwin
 /// Standard output and error go to files outside the data folder, so no pipe can fill up; the
 /// first line of standard output names the address. Every wait has a deadline.
 public final class ServerProcess: @unchecked Sendable {
-    /// The data folder (`mlkit.sqlite`, `models/`, `uploads/`).
+    /// The data folder (`mlkit.sqlite`, `models/`, `uploads/`; with a shared database, `cache/`
+    /// and `uploads/`).
     public let dataFolder: URL
+    /// The shared PostgreSQL database (`--database`), if any.
+    public let database: URL?
     /// `http://127.0.0.1:PORT`.
     public private(set) var url: URL
     /// The port it listens on.
@@ -27,6 +30,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// Where this object keeps the server's output.
     private let outputFolder: URL
     private var launches = 0
+    private let fixedPort: Int
     private var errorFile: URL
 
     /// The binary that runs `mlkit serve`: the built one, or `$MLKIT_TEST_SERVE_BINARY` (to test
@@ -42,8 +46,13 @@ public final class ServerProcess: @unchecked Sendable {
     ///   - openFileLimit: A limit on open files (soft and hard) to start the server under, as a
     ///     system with few descriptors would.
     ///   - start: Whether to start the process now (``start()`` starts it later).
-    public init(dataFolder: URL? = nil, arguments: [String] = [], openFileLimit: Int? = nil, start: Bool = true) throws {
+    ///   - database: The shared PostgreSQL database (`--database`), if any.
+    ///   - port: The port to listen on, kept across restarts (0: a free one each time).
+    public init(dataFolder: URL? = nil, arguments: [String] = [], openFileLimit: Int? = nil, start: Bool = true,
+                database: URL? = nil, port: Int = 0) throws {
+        self.fixedPort = port
         self.dataFolder = try dataFolder ?? ChildProcess.temporaryFolder("server")
+        self.database = database
         ownsData = dataFolder == nil
         self.arguments = arguments
         self.openFileLimit = openFileLimit
@@ -70,7 +79,8 @@ public final class ServerProcess: @unchecked Sendable {
         (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
     }
 
-    /// Starts the process (again, after ``stop()`` or ``kill()``; on a new port) and waits, at
+    /// Starts the process (again, after ``stop()`` or ``kill()``; on a new port unless the port
+    /// was given) and waits, at
     /// most 60 s, until its first line names the address it listens on.
     /// - Throws: ``ServerProcessError`` when it exits or stays silent.
     public func start() throws {
@@ -86,7 +96,8 @@ public final class ServerProcess: @unchecked Sendable {
             try? errors.close()
         }
         let process = Process()
-        let command = [Self.binary.path, "serve", "--data", dataFolder.path, "--host", "127.0.0.1", "--port", "0"] + arguments
+        let command = [Self.binary.path, "serve", "--data", dataFolder.path, "--host", "127.0.0.1", "--port", "\(fixedPort)"]
+            + (database.map { ["--database", $0.absoluteString] } ?? []) + arguments
         if let openFileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$@\"", "sh"] + command
@@ -153,6 +164,7 @@ public final class ServerProcess: @unchecked Sendable {
     ///   - collection: The one collection it is limited to, if any.
     public func token(scope: String, collection: String? = nil) throws -> String {
         var arguments = ["serve", "token", "create", "--data", dataFolder.path, "--scope", scope]
+            + (database.map { ["--database", $0.absoluteString] } ?? [])
         if let collection { arguments += ["--collection", collection] }
         let result = try ChildProcess.run(Self.binary, arguments)
         guard result.status == 0 else {

@@ -10,6 +10,10 @@ public enum DatasetFormat: String, Sendable, CaseIterable {
     case csv
     /// A folder of sub-folders named by label, each holding `.txt` files, one example per file.
     case directory
+    /// Word-tagger data as tagged corpora write it: one sentence per line, each token `word/TAG`
+    /// (`.txt`, `.tagged`). Only ``DatasetReader/readTaggedTokens(contentsOf:tokensKey:labelsKey:)``
+    /// reads it.
+    case wordTags = "wordtags"
 }
 
 extension DatasetFormat {
@@ -19,6 +23,7 @@ extension DatasetFormat {
         case "json": self = .jsonArray
         case "jsonl", "ndjson": self = .jsonLines
         case "csv": self = .csv
+        case "txt", "tagged": self = .wordTags
         default: return nil
         }
     }

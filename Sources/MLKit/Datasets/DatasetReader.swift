@@ -69,15 +69,18 @@ public struct DatasetReader: Sendable {
         return try dataset(in: data, format: format, source: source, sniffsJSONLines: false)
     }
 
-    /// Reads word-tagger examples, `{"tokens": [...], "labels": [...]}`, from a JSON array or
-    /// JSON Lines file.
+    /// Reads word-tagger examples: Create ML's `{"tokens": [...], "labels": [...]}` rows, as a
+    /// JSON array or JSON Lines, or `word/TAG` text (one sentence per line, ``DatasetFormat/wordTags``).
     /// - Parameters:
-    ///   - url: The file. Its format is inferred as ``read(contentsOf:format:)`` does.
-    ///   - tokensKey: The key of the token array.
-    ///   - labelsKey: The key of the label array.
-    /// - Returns: The examples in file order; each has as many labels as tokens.
-    /// - Throws: ``MLKitError``, as ``read(contentsOf:format:)`` does, and `malformedData` for a
-    ///   record whose token and label counts differ.
+    ///   - url: The file. Its format goes by its extension, as ``read(contentsOf:format:)`` says;
+    ///     `.txt` and `.tagged` are `word/TAG` text.
+    ///   - tokensKey: The key of the token array (JSON only).
+    ///   - labelsKey: The key of the label array (JSON only).
+    /// - Returns: The examples in file order; each has at least one token and as many labels as
+    ///   tokens.
+    /// - Throws: ``MLKitError`` naming the file, line, column, record and field, as
+    ///   ``read(contentsOf:format:)`` does; `malformedData` for a row whose token and label counts
+    ///   differ, an empty row, or a `word/TAG` token without its tag.
     public func readTaggedTokens(contentsOf url: URL, tokensKey: String = "tokens",
                                  labelsKey: String = "labels") throws -> [TaggedTokens] {
         let source = url.relativePath
@@ -90,8 +93,8 @@ public struct DatasetReader: Sendable {
 
     /// Reads word-tagger examples from bytes in memory.
     /// - Parameters:
-    ///   - data: The bytes of a JSON array or JSON Lines file.
-    ///   - format: ``DatasetFormat/jsonArray`` or ``DatasetFormat/jsonLines``.
+    ///   - data: The bytes of a JSON array, JSON Lines or `word/TAG` file.
+    ///   - format: ``DatasetFormat/jsonArray``, ``DatasetFormat/jsonLines`` or ``DatasetFormat/wordTags``.
     ///   - source: A name for the bytes in error messages.
     ///   - tokensKey: The key of the token array.
     ///   - labelsKey: The key of the label array.
@@ -102,6 +105,37 @@ public struct DatasetReader: Sendable {
                                  labelsKey: String = "labels") throws -> [TaggedTokens] {
         try taggedTokens(in: data, format: format, source: source, sniffsJSONLines: false,
                          keys: (tokensKey, labelsKey))
+    }
+
+    /// Whether a file holds word-tagger data rather than text-classification data: `word/TAG`
+    /// text, or JSON whose first record has the key `tokensKey`. `mlkit train` uses it to choose
+    /// what to train.
+    /// - Parameters:
+    ///   - url: The file or folder.
+    ///   - tokensKey: The key of the token array.
+    /// - Returns: `true` for word-tagger data; `false` for anything else, including a folder, a
+    ///   CSV file and a JSON file that is empty or malformed (whose reader then reports the problem).
+    /// - Throws: ``MLKitError``: `fileNotFound`, `io`, or `invalidParameter` for an unknown extension.
+    public func holdsTaggedTokens(at url: URL, tokensKey: String = "tokens") throws -> Bool {
+        let source = url.relativePath
+        let format = try Self.inferFormat(of: url, source: source)
+        if format == .wordTags { return true }
+        guard format.isJSON else { return false }
+        let data = try DatasetFile.contents(of: url, source: source)
+        return data.withUnsafeBytes { raw in
+            var scanner = JSONScanner(bytes: raw.assumingMemoryBound(to: UInt8.self), file: source, replacesInvalidText: true)
+            scanner.skipWhitespace()
+            if scanner.current == JSONByte.openBracket {
+                scanner.advance()
+                scanner.skipWhitespace()
+            }
+            guard scanner.current == JSONByte.openBrace,
+                  let (tokens, _) = try? scanner.readRecord(keys: [Array(tokensKey.utf8)],
+                                                            first: { try $0.skipField() }, second: { try $0.skipField() })
+            else { return false }
+            if case .missing = tokens { return false }
+            return true
+        }
     }
 }
 
@@ -127,6 +161,9 @@ extension DatasetReader {
             case .directory:
                 throw MLKitError(.invalidParameter, "a directory dataset must be read from a folder",
                                  at: .init(file: source, field: "format"))
+            case .wordTags:
+                throw MLKitError(.invalidParameter, "word/TAG text holds word-tagger data, not labelled texts; "
+                                 + "train a word tagger on it", at: .init(file: source, field: "format"))
             }
         }
     }
@@ -135,6 +172,10 @@ extension DatasetReader {
                               keys: (tokens: String, labels: String)) throws -> [TaggedTokens] {
         try Self.checkTaggedFormat(format, source: source)
         return try data.withUnsafeBytes { raw in
+            if format == .wordTags {
+                return try WordTagText.taggedTokens(in: raw.assumingMemoryBound(to: UInt8.self), file: source,
+                                                    replacesInvalidUTF8: replaces)
+            }
             var scanner = JSONScanner(bytes: raw.assumingMemoryBound(to: UInt8.self), file: source,
                                       replacesInvalidText: replaces)
             let layout = Self.layout(of: format, scanner: scanner, sniffing: sniffsJSONLines)
@@ -153,9 +194,9 @@ extension DatasetReader {
     }
 
     private static func checkTaggedFormat(_ format: DatasetFormat, source: String?) throws {
-        guard format.isJSON else {
+        guard format.isJSON || format == .wordTags else {
             throw MLKitError(.invalidParameter,
-                             "word-tagger data must be a JSON array or JSON Lines, not \(format.rawValue)",
+                             "word-tagger data must be a JSON array, JSON Lines or word/TAG text, not \(format.rawValue)",
                              at: .init(file: source, field: "format"))
         }
     }
@@ -181,7 +222,7 @@ extension DatasetReader {
         if let format = DatasetFormat(fileExtension: url.pathExtension) { return format }
         throw MLKitError(.invalidParameter,
                          "cannot tell the format from the extension \"\(url.pathExtension)\"; "
-                         + "use .json, .jsonl, .ndjson or .csv, or name the format",
+                         + "use .json, .jsonl, .ndjson or .csv (or .txt for word/TAG text), or name the format",
                          at: .init(file: source))
     }
 }

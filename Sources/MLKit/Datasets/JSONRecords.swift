@@ -35,10 +35,11 @@ enum JSONRecords {
                              fields: (tokens: String, labels: String)) throws -> [TaggedTokens] {
         let keys = [Array(fields.tokens.utf8), Array(fields.labels.utf8)]
         var examples: [TaggedTokens] = []
+        var interner = LabelInterner()
         try scanner.forEachRecord(layout: layout) { scanner, record in
             let start = scanner.position
             let (tokens, labels) = try scanner.readRecord(keys: keys, first: { try $0.readStringArrayField() },
-                                                          second: { try $0.readStringArrayField() })
+                                                          second: { try $0.readLabelArrayField(&interner) })
             let context = FieldContext(record: record, recordStart: start)
             let example = TaggedTokens(tokens: try scanner.require(tokens, named: fields.tokens, context),
                                        labels: try scanner.require(labels, named: fields.labels, context))
@@ -46,6 +47,10 @@ enum JSONRecords {
                 throw scanner.error("\"\(fields.tokens)\" has \(example.tokens.count) items "
                                     + "but \"\(fields.labels)\" has \(example.labels.count)",
                                     at: start, record: record)
+            }
+            guard !example.tokens.isEmpty else {
+                throw scanner.error("the row is empty: a sentence needs at least one token", at: start,
+                                    record: record, field: fields.tokens)
             }
             examples.append(example)
         }
@@ -168,6 +173,22 @@ extension JSONScanner {
 
     /// Reads an array of strings; any other value is skipped and reported as the wrong type.
     mutating func readStringArrayField() throws -> FieldValue<[String]> {
+        try readStringArray { try $0.readString() }
+    }
+
+    /// Reads an array of labels, so that equal labels share one `String`; any other value is
+    /// skipped and reported as the wrong type.
+    mutating func readLabelArrayField(_ labels: inout LabelInterner) throws -> FieldValue<[String]> {
+        try readStringArray { scanner in
+            guard case .value(let label) = try scanner.readLabelField(&labels) else {
+                preconditionFailure("an array element that starts with a quote is a string")
+            }
+            return label
+        }
+    }
+
+    /// Reads an array whose elements are strings, each with `readElement` at its opening quote.
+    private mutating func readStringArray(_ readElement: (inout JSONScanner) throws -> String) throws -> FieldValue<[String]> {
         guard current == JSONByte.openBracket else { return try skipWrongType("an array of strings") }
         advance()
         var strings: [String] = []
@@ -175,7 +196,7 @@ extension JSONScanner {
         var index = 0
         while try nextElement(isFirst: index == 0) {
             if problem == nil && current == JSONByte.quote {
-                strings.append(try readString())
+                strings.append(try readElement(&self))
             } else {
                 if problem == nil {
                     let found = "\(describeValue()) at index \(index)"
@@ -186,6 +207,12 @@ extension JSONScanner {
             index += 1
         }
         return problem ?? .value(strings)
+    }
+
+    /// Skips a value of any type, for a caller that only asks whether a key is there.
+    mutating func skipField() throws -> FieldValue<Void> {
+        try skipValue()
+        return .value(())
     }
 
     private mutating func skipWrongType<Value>(_ expected: String) throws -> FieldValue<Value> {

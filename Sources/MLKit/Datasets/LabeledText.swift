@@ -38,3 +38,25 @@ public struct TaggedTokens: Sendable, Hashable {
         self.labels = labels
     }
 }
+
+extension TaggedTokens {
+    /// Returns `rows` if a word tagger can be trained on them: at least one row, and at least
+    /// two distinct labels among them. The reader has already checked each row (tokens, as many
+    /// labels, not empty).
+    /// - Parameters:
+    ///   - rows: The examples.
+    ///   - source: The file they came from, named in the error.
+    /// - Returns: `rows`, unchanged.
+    /// - Throws: ``MLKitError/Code/invalidDataset``, as in
+    ///   `labels.json: field "labels": only one label ("NONE") in 12 rows — training needs at least two`.
+    public static func validatedForTraining(_ rows: [TaggedTokens], source: String? = nil) throws -> [TaggedTokens] {
+        guard let first = rows.first?.labels.first else {
+            throw MLKitError(.invalidDataset, "the dataset is empty", at: source.map { .init(file: $0) })
+        }
+        guard rows.contains(where: { $0.labels.contains { $0 != first } }) else {
+            throw MLKitError(.invalidDataset, "only one label (\"\(first)\") in \(rows.count) row\(rows.count == 1 ? "" : "s")"
+                             + " — training needs at least two", at: .init(file: source, field: "labels"))
+        }
+        return rows
+    }
+}

@@ -30,7 +30,7 @@ extension ClassificationMetrics {
     private static func format(_ value: Double) -> String { String(format: "%.4f", value) }
 
     /// Pads the cells of each column to the column's width, in characters.
-    private static func table(_ rows: [[String]], rightAligned: ClosedRange<Int>) -> [String] {
+    static func table(_ rows: [[String]], rightAligned: ClosedRange<Int>) -> [String] {
         let columns = rows.map(\.count).max() ?? 0
         let widths = (0..<columns).map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
         return rows.map { row in

@@ -46,7 +46,11 @@ public struct ClassificationMetrics: Sendable, Hashable, Codable {
     public var classificationError: Double { count == 0 ? 0 : 1 - accuracy }
 
     /// Precision, recall, F1 and support of each class, in label order.
-    public var perClass: [ClassMetrics] {
+    public var perClass: [ClassMetrics] { Self.perClass(labels: labels, confusion: confusion) }
+
+    /// Precision, recall, F1 and support of each class of a confusion matrix
+    /// (`confusion[actual][predicted]`), in label order.
+    static func perClass(labels: [String], confusion: [[Int]]) -> [ClassMetrics] {
         labels.indices.map { index in
             let truePositives = Double(confusion[index][index])
             let predicted = Double(labels.indices.reduce(0) { $0 + confusion[$1][index] })

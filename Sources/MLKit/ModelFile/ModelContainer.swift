@@ -30,12 +30,16 @@ struct ModelContainer {
     /// The magic of an encrypted model file, which the `MLKitEncryption` module reads.
     static let encryptedMagic = Array("MLKITENC".utf8)
     static let footerMagic = Array("MEND".utf8)
-    /// The version this mlkit writes. Version 2 added the featurizer's `wordParts` to the
-    /// header, and version 3 its `punctuation`: a reader of an earlier version would ignore the
-    /// field and featurize differently, so it must refuse.
+    /// The version this mlkit writes for a text classifier. Version 2 added the featurizer's
+    /// `wordParts` to the header, and version 3 its `punctuation`: a reader of an earlier version
+    /// would ignore the field and featurize differently, so it must refuse.
     static let currentVersion: UInt32 = 3
+    /// The version this mlkit writes for a word tagger: version 4 added the `tagger` kind, so
+    /// that a reader that predates it refuses the file as too new. Classifiers stay at
+    /// ``currentVersion``, which those readers read.
+    static let taggerVersion: UInt32 = 4
     /// Every version this mlkit reads: all that were ever released.
-    static let readableVersions: ClosedRange<UInt32> = 1...3
+    static let readableVersions: ClosedRange<UInt32> = 1...4
     static let alignment = 64
     static let sectionEntrySize = 64
     static let sectionNameSize = 40
@@ -117,6 +121,12 @@ struct ModelContainer {
         appendInteger(crc, to: &end)
         end.append(contentsOf: footerMagic)
         try end.withUnsafeBytes { try emit($0) }
+    }
+
+    /// Writes a file atomically (``AtomicFile``): a crash never leaves a half-written model.
+    /// - Throws: ``MLKitError`` with code `io`, naming the file.
+    static func writeAtomically(header: Data, sections: [OutputSection], version: UInt32, to url: URL) throws {
+        try AtomicFile.write(to: url) { emit in try write(header: header, sections: sections, version: version, to: emit) }
     }
 
     private static func padding(for offset: Int) -> Int { (alignment - offset % alignment) % alignment }
@@ -243,8 +253,30 @@ struct ModelContainer {
         return values
     }
 
+    /// The section `name` as signed 32-bit integers.
+    func int32s(_ name: String) throws -> [Int32] {
+        Self.littleEndianArray(try section(name, .int32, stride: 4)) { Int32(littleEndian: $0) }
+    }
+
+    /// Reads the model of the container with `decode`, naming `source` in any error it throws.
+    func model<Model>(named source: String?, _ decode: (ModelContainer) throws -> Model) throws -> Model {
+        do {
+            return try decode(self)
+        } catch let error as MLKitError {
+            throw error.inFile(source)
+        }
+    }
+
     /// Whether the file has a section.
     func has(_ name: String) -> Bool { sections[name] != nil }
+
+    /// Checks that every section is one that the file's kind of model has.
+    /// - Throws: ``MLKitError`` with code `malformedData`: `unknown section 'name'`.
+    func checkSections(_ allowed: Set<String>) throws {
+        if let unknown = sections.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw MLKitError(.malformedData, "unknown section '\(unknown)'")
+        }
+    }
 
     private func section(_ name: String, _ type: ElementType, stride: Int) throws -> Data {
         guard let section = sections[name] else { throw MLKitError(.malformedData, "the model has no '\(name)' section") }
@@ -262,6 +294,10 @@ struct ModelContainer {
 
     static func section(_ name: String, uint64s: [UInt64]) -> OutputSection {
         section(name, .uint64, uint64s) { $0.littleEndian }
+    }
+
+    static func section(_ name: String, int32s: [Int32]) -> OutputSection {
+        section(name, .int32, int32s) { $0.littleEndian }
     }
 
     static func section(_ name: String, strings: PackedStrings) -> OutputSection {

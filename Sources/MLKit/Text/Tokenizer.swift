@@ -10,6 +10,10 @@ public enum TokenUnit: String, Sendable, Hashable, Codable, CaseIterable {
     case paragraph
     /// The whole text, trimmed.
     case document
+    /// Single characters: every character but whitespace, each with the combining marks that
+    /// follow it, punctuation included. The tokens of a character-level word tagger, such as
+    /// a Chinese word segmenter.
+    case character
 }
 
 /// How word boundaries are found.
@@ -20,6 +24,10 @@ public enum WordSegmentation: String, Sendable, Hashable, Codable, CaseIterable 
     /// ICU's dictionary-based word break iterator, which finds words in Chinese, Japanese,
     /// Thai and other scripts without spaces. Needs the `ICU` package trait (on by default).
     case icu
+    /// A trained word segmenter: a ``WordTagger`` whose labels are B, M, E and S
+    /// (``Tokenizer/init(segmenter:normalization:)``). The segmenter lives in memory only: a
+    /// tokenizer read from a model file never has one.
+    case model
 }
 
 /// One token: where it is in the text, and what kind of token it is.
@@ -36,9 +44,10 @@ public struct Token: Sendable, Hashable {
         case ideographic
         /// A sentence, paragraph or document.
         case segment
-        /// A run of punctuation marks and symbols between words (`!!!`, `:)`, `("`). The
+        /// A run of punctuation marks and symbols between words (`!!!`, `:)`, `("`). The word
         /// tokenizer never returns one; the featurizer counts them as tokens when
-        /// ``FeaturizerConfiguration/punctuation`` is on.
+        /// ``FeaturizerConfiguration/punctuation`` is on. The ``TokenUnit/character`` unit
+        /// returns each punctuation character or symbol as one.
         case punctuation
     }
 
@@ -76,6 +85,12 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     public var locale: String?
     /// How token text is normalized by ``tokens(for:)`` and by the featurizer.
     public var normalization: TextNormalization
+    /// The trained segmenter of ``WordSegmentation/model``, compared by identity; never encoded.
+    @usableFromInline var trainedSegmenter: SegmenterReference?
+
+    private enum CodingKeys: String, CodingKey {
+        case unit, segmentation, locale, normalization
+    }
 
     /// Creates a tokenizer.
     /// - Parameters:
@@ -89,7 +104,26 @@ public struct Tokenizer: Sendable, Hashable, Codable {
         self.segmentation = segmentation
         self.locale = locale
         self.normalization = normalization
+        self.trainedSegmenter = nil
     }
+
+    /// Creates a word tokenizer that finds words with a trained segmenter, as
+    /// `mlkit tokenize --tokenizer model:FILE` does.
+    /// - Parameters:
+    ///   - segmenter: A word tagger whose labels are B, M, E and S (``WordTagger/isSegmenter``).
+    ///   - normalization: How token text is normalized (default: lowercase only).
+    /// - Throws: ``MLKitError`` with code `invalidParameter` when the tagger is not a segmenter.
+    public init(segmenter: WordTagger, normalization: TextNormalization = TextNormalization()) throws {
+        guard segmenter.isSegmenter else {
+            throw MLKitError.invalidParameter("segmenter", "a segmenter's labels are B, M, E and S, not "
+                                              + segmenter.labels.prefix(8).joined(separator: ", "))
+        }
+        self.init(unit: .word, segmentation: .model, normalization: normalization)
+        trainedSegmenter = SegmenterReference(segmenter)
+    }
+
+    /// The trained segmenter of ``WordSegmentation/model``.
+    public var segmenter: WordTagger? { trainedSegmenter?.tagger }
 
     /// Whether this build can use ICU segmentation (the `ICU` package trait).
     public static var isICUAvailable: Bool { ICUWordSegmenter.isAvailable }
@@ -100,6 +134,10 @@ public struct Tokenizer: Sendable, Hashable, Codable {
     public func validate() throws {
         if unit == .word && segmentation == .icu && !Self.isICUAvailable {
             throw MLKitError(.unavailable, "the 'icu' tokenizer needs mlkit built with the ICU trait (libicu-dev)")
+        }
+        if unit == .word && segmentation == .model && trainedSegmenter == nil {
+            throw MLKitError(.unavailable, "the 'model' tokenizer needs its trained segmenter (Tokenizer(segmenter:)), "
+                             + "which a model file does not hold")
         }
     }
 
@@ -126,12 +164,24 @@ public struct Tokenizer: Sendable, Hashable, Codable {
         switch unit {
         case .word where segmentation == .icu:
             try ICUWordSegmenter.enumerateWords(in: bytes, locale: locale, body)
+        case .word where segmentation == .model && trainedSegmenter != nil:
+            // Without its segmenter (a tokenizer decoded from a file, which `validate()` refuses),
+            // words are found by the standard rules below.
+            try trainedSegmenter!.tagger.enumerateWords(inUTF8: bytes, body)
         case .word:
             var scanner = WordScanner(bytes)
             while let token = scanner.next() { try body(token) }
         case .sentence, .paragraph, .document:
             try Self.enumerateSegments(in: bytes, unit: unit, body)
+        case .character:
+            try Self.enumerateCharacters(in: bytes, body)
         }
+    }
+
+    @usableFromInline
+    static func enumerateCharacters(in bytes: UnsafeBufferPointer<UInt8>, _ body: (Token) throws -> Void) rethrows {
+        var scanner = CharacterScanner(bytes)
+        while let token = scanner.next() { try body(token) }
     }
 
     @usableFromInline
@@ -157,15 +207,18 @@ public struct Tokenizer: Sendable, Hashable, Codable {
 
     /// The normalized text of each token of `text`.
     /// - Parameter text: The text.
-    /// - Returns: Each token, normalized as ``normalization`` says (word units only; sentences,
-    ///   paragraphs and documents are returned as they stand in the text).
+    /// - Returns: Each token, normalized as ``normalization`` says (words and characters;
+    ///   sentences, paragraphs and documents are returned as they stand in the text).
     public func tokens(for text: String) -> [String] {
         var result: [String] = []
         Self.withUTF8(text) { bytes in
             var scratch: [UInt8] = []
             enumerateTokens(inUTF8: bytes) { token in
                 let slice = UnsafeBufferPointer(rebasing: bytes[token.range])
-                guard unit == .word else { result.append(String(decoding: slice, as: UTF8.self)); return }
+                guard unit == .word || unit == .character else {
+                    result.append(String(decoding: slice, as: UTF8.self))
+                    return
+                }
                 scratch.removeAll(keepingCapacity: true)
                 normalization.forEachNormalizedByte(of: slice) { scratch.append($0) }
                 result.append(String(decoding: scratch, as: UTF8.self))
@@ -201,4 +254,16 @@ public struct Tokenizer: Sendable, Hashable, Codable {
             return String(decoding: bytes, as: UTF8.self)
         }
     }
+}
+
+/// A trained segmenter held by a ``Tokenizer``: equal only to itself, so that two tokenizers
+/// are equal when they share one segmenter.
+@usableFromInline
+final class SegmenterReference: Sendable, Hashable {
+    @usableFromInline let tagger: WordTagger
+
+    init(_ tagger: WordTagger) { self.tagger = tagger }
+
+    @usableFromInline static func == (left: SegmenterReference, right: SegmenterReference) -> Bool { left === right }
+    @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

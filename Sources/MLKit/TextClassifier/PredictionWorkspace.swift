@@ -5,7 +5,8 @@ import Darwin
 #endif
 
 /// Per-thread scratch space for prediction, so that after a thread's first prediction the
-/// featurizer's buffers and the score vector are reused and nothing is allocated.
+/// featurizer's buffers and the score vector are reused and nothing is allocated. A word
+/// tagger's buffers (``tagging``) live here too, made on a thread's first tagging.
 ///
 /// Each thread gets its own workspace through POSIX thread-specific storage; the workspace is
 /// released when the thread exits. A workspace is only ever touched by its own thread.
@@ -16,6 +17,8 @@ final class PredictionWorkspace {
     /// Room for class scores.
     private var scores: UnsafeMutablePointer<Float>
     private var scoreCapacity: Int
+    /// A word tagger's buffers.
+    private(set) lazy var tagging = TaggingWorkspace()
 
     private init() {
         scoreCapacity = 64

@@ -40,6 +40,9 @@ enum ModelFileSection {
     static let embeddingBias = "embedding.bias"
     static let all: Set<String> = [vocabularyHashes, vocabularyTerms, inverseDocumentFrequency, weightRows, weights, bias,
                                    embeddingFeatures, embeddingInput, embeddingOutput, embeddingBias]
+    /// The sections of every kind of model: a file is read with these, and then its kind's own
+    /// are checked, so that a file of the other kind gets an error about its kind.
+    static let known = all.union(WordTaggerFile.sections)
 }
 
 extension TextClassifier {
@@ -76,12 +79,13 @@ extension TextClassifier {
     ///   - source: A name for error messages.
     /// - Throws: As ``init(contentsOf:)``.
     public init(modelFileData data: Data, source: String? = nil) throws {
-        let container = try ModelContainer.decode(data, file: source, knownSections: ModelFileSection.all)
-        do {
-            self = try Self.decode(container)
-        } catch let error as MLKitError {
-            throw error.inFile(source)
-        }
+        try self.init(container: try ModelContainer.decode(data, file: source, knownSections: ModelFileSection.known),
+                      source: source)
+    }
+
+    /// Loads a classifier from a checked container.
+    init(container: ModelContainer, source: String?) throws {
+        self = try container.model(named: source, Self.decode)
     }
 
     /// Writes the classifier to a model file, atomically: a crash never leaves a half-written
@@ -93,7 +97,7 @@ extension TextClassifier {
     public func write(to url: URL, metadata: ModelMetadata? = nil) throws {
         // Streamed from the model's arrays: a large model is not copied into one block first.
         let (header, sections) = modelFileContents(metadata: metadata)
-        try AtomicFile.write(to: url) { emit in try ModelContainer.write(header: header, sections: sections, to: emit) }
+        try ModelContainer.writeAtomically(header: header, sections: sections, version: ModelContainer.currentVersion, to: url)
     }
 
     /// The bytes of the model file.
@@ -134,7 +138,7 @@ extension TextClassifier {
             sections.append(ModelContainer.section(ModelFileSection.embeddingOutput, floats: embedding.output))
             sections.append(ModelContainer.section(ModelFileSection.embeddingBias, floats: embedding.bias))
         }
-        return (Self.encoder.encodeHeader(header), sections)
+        return (ModelHeaderCoding.encode(header), sections)
     }
 
     /// The weight matrix's sections: only its rows that are not all zero, listed in a rows
@@ -152,12 +156,13 @@ extension TextClassifier {
     }
 
     private static func decode(_ container: ModelContainer) throws -> TextClassifier {
-        let header: ModelFileHeader
-        do {
-            header = try decoder.decode(ModelFileHeader.self, from: container.header)
-        } catch let error as DecodingError {
-            throw MLKitError(.malformedData, "the model's header is invalid: \(error.summary)")
+        let kind = try ModelHeaderCoding.kind(of: container.header)
+        if kind == WordTaggerFile.kind {
+            throw MLKitError(.wrongType, "this is a word tagger's model file, not a text classifier's; "
+                             + "tag with it (`mlkit tag`, WordTagger(contentsOf:))", at: .init(field: "kind"))
         }
+        try container.checkSections(ModelFileSection.all)
+        let header = try ModelHeaderCoding.decode(ModelFileHeader.self, from: container.header)
         func inconsistent(_ reason: String) -> MLKitError { MLKitError(.malformedData, "inconsistent model: \(reason)") }
         guard header.kind == "linear" || header.kind == "embedding" else { throw inconsistent("unknown kind '\(header.kind)'") }
         guard header.classes == header.labels.count, header.classes > 0, header.features >= 0 else {
@@ -236,8 +241,12 @@ extension TextClassifier {
         }
         return weights
     }
+}
 
-    private static var encoder: JSONEncoder {
+/// How every model file's JSON header is written and read: sorted keys, ISO 8601 dates, and
+/// non-finite floats as the strings `inf`, `-inf` and `nan`.
+enum ModelHeaderCoding {
+    static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
@@ -245,19 +254,33 @@ extension TextClassifier {
         return encoder
     }
 
-    private static var decoder: JSONDecoder {
+    static var decoder: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         return decoder
     }
-}
 
-extension JSONEncoder {
     /// Encodes a header; the header types hold only strings, numbers and arrays, so this
     /// cannot fail.
-    func encodeHeader(_ header: ModelFileHeader) -> Data {
-        do { return try encode(header) } catch { preconditionFailure("a model header failed to encode: \(error)") }
+    static func encode<Header: Encodable>(_ header: Header) -> Data {
+        do { return try encoder.encode(header) } catch { preconditionFailure("a model header failed to encode: \(error)") }
+    }
+
+    /// Decodes a header.
+    /// - Throws: ``MLKitError`` with code `malformedData`, naming the JSON path and the problem.
+    static func decode<Header: Decodable>(_ type: Header.Type, from data: Data) throws -> Header {
+        do {
+            return try decoder.decode(type, from: data)
+        } catch let error as DecodingError {
+            throw MLKitError(.malformedData, "the model's header is invalid: \(error.summary)")
+        }
+    }
+
+    /// The `kind` field of a header, which tells a classifier's file from a tagger's.
+    static func kind(of header: Data) throws -> String {
+        struct Kind: Decodable { let kind: String }
+        return try decode(Kind.self, from: header).kind
     }
 }
 

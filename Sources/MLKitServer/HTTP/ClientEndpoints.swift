@@ -12,10 +12,8 @@ struct ClientEndpoints {
 
     /// `GET /v1/collections/{id}`: the deployment this device gets, with an ETag.
     func resolve(_ collection: String) async throws -> Response {
-        let store = state.store
-        guard let resolution = try await state.activeDeployments.resolution(of: collection, load: {
-            try await store.activeDeployments(collection: collection)
-        }) else {
+        let lookup = try await state.activeDeployments.resolution(of: collection, store: state.store)
+        guard let resolution = lookup.resolution else {
             throw CollectionServerError.notFound("no collection '\(collection)'")
         }
         guard let deployment = resolution.resolve(deviceContext()) else {
@@ -23,6 +21,7 @@ struct ClientEndpoints {
         }
         let body = state.resolvedBodies.body(for: deployment)
         var headers: HTTPFields = [.eTag: body.eTag, .cacheControl: "no-cache"]
+        if lookup.servedFromCache { headers[DatabaseHeader.name] = DatabaseHeader.unavailable }
         if Self.matches(request.headers[.ifNoneMatch], eTag: body.eTag) {
             return Response(status: .notModified, headers: headers)
         }
@@ -50,13 +49,16 @@ struct ClientEndpoints {
 
     /// `GET` or `HEAD /v1/models/{sha256}`: the file's bytes, whole or a range.
     func download(_ sha256: String, headOnly: Bool) async throws -> Response {
-        guard try await state.store.modelFile(sha256) != nil, let size = state.files.size(of: sha256) else {
+        let store = state.store
+        guard let file = try await state.files.localFile(sha256, record: { try await store.modelFile(sha256) }) else {
             throw CollectionServerError.notFound("no model file \(sha256)")
         }
+        let size = file.size
         let eTag = "\"\(sha256)\""
         var headers: HTTPFields = [
             .eTag: eTag, .cacheControl: "public, max-age=31536000, immutable", .acceptRanges: "bytes",
         ]
+        if let database = state.database, !database.isAvailable { headers[DatabaseHeader.name] = DatabaseHeader.unavailable }
         if Self.matches(request.headers[.ifNoneMatch], eTag: eTag) {
             return Response(status: .notModified, headers: headers)
         }
@@ -78,7 +80,7 @@ struct ClientEndpoints {
         headers[.contentLength] = String(length)
         guard !headOnly, let range else { return Response(status: status, headers: headers) }
         let body = try await state.fileIO.loadFile(
-            path: state.files.path(of: sha256), range: Int(range.lowerBound)...Int(range.upperBound),
+            path: file.path, range: Int(range.lowerBound)...Int(range.upperBound),
             context: context, chunkLength: 256 * 1024)
         return Response(status: status, headers: headers, body: body)
     }

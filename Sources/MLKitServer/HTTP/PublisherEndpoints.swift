@@ -43,14 +43,17 @@ struct PublisherEndpoints {
         return Responses.json(collection, status: created ? .created : .ok)
     }
 
-    /// `POST /v1/models`: streams a model file to disk, hashing it, then validates and stores it.
+    /// `POST /v1/models`: streams a model file to a temporary file, hashing it, then validates
+    /// it and hands it to the model file store.
     func uploadModel() async throws -> Response {
         try await authorize(nil)
+        try requireDatabase()
         if let declared = request.headers[.contentLength].flatMap({ Int64($0) }), declared > state.maxUploadSize {
             throw Self.tooLarge(state.maxUploadSize)
         }
         let upload = try state.files.beginUpload()
         let sha256: String
+        let inspection: ModelInspection
         do {
             for try await buffer in request.body {
                 guard upload.size + Int64(buffer.readableBytes) <= state.maxUploadSize else {
@@ -60,23 +63,21 @@ struct PublisherEndpoints {
             }
             sha256 = try upload.finish()
             guard upload.size > 0 else { throw CollectionServerError.unprocessable("not a valid model file: the body is empty") }
+            if let stored = try await state.store.modelFile(sha256), try await state.files.contains(sha256, size: stored.size) {
+                upload.discard()
+                return Responses.json(stored, status: .ok)
+            }
+            do {
+                inspection = try ModelInspection.inspect(fileAt: upload.path)
+            } catch {
+                logger.info("model refused", metadata: ["sha256": "\(sha256)", "reason": "\(error)"])
+                throw error
+            }
         } catch {
             upload.discard()
             throw error
         }
-        if let stored = try await state.store.modelFile(sha256), state.files.size(of: sha256) == stored.size {
-            upload.discard()
-            return Responses.json(stored, status: .ok)
-        }
-        let inspection: ModelInspection
-        do {
-            inspection = try ModelInspection.inspect(fileAt: upload.path)
-            try state.files.commit(upload, sha256: sha256)
-        } catch {
-            upload.discard()
-            logger.info("model refused", metadata: ["sha256": "\(sha256)", "reason": "\(error)"])
-            throw error
-        }
+        try await state.files.commit(upload, sha256: sha256)
         let record = ModelFileRecord(
             sha256: sha256, size: upload.size, formatVersion: inspection.formatVersion, encrypted: inspection.encrypted,
             keyIdentifier: inspection.keyIdentifier, kind: inspection.kind, version: inspection.version, created: Date())
@@ -174,6 +175,15 @@ struct PublisherEndpoints {
     }
 
     // MARK: Helpers
+
+    /// Refuses at once, before a body is read, while the shared database is known to be
+    /// unavailable.
+    private func requireDatabase() throws {
+        if let database = state.database, case .unavailable(let reason) = database.health {
+            throw CollectionServerError(.databaseUnavailable,
+                                        "the database \(database.location) is unavailable (\(reason)); nothing was changed")
+        }
+    }
 
     @discardableResult
     private func authorize(_ collection: String?) async throws -> TokenRecord {

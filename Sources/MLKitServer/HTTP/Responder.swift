@@ -6,7 +6,9 @@ package import Logging
 /// Everything a request may need: the stores, the token verifier, the limits and the log.
 struct ServerState: Sendable {
     let store: any CollectionStore
-    let files: ModelFileStore
+    let files: any ModelFileStore
+    /// The shared database, when the stores are in PostgreSQL.
+    let database: SharedDatabase?
     let tokens: TokenVerifier
     let maxUploadSize: Int64
     let resolvedBodies: ResolvedBodyCache
@@ -128,8 +130,17 @@ package struct CollectionServerResponder: HTTPResponder {
 
 /// The bodies every endpoint answers with.
 enum Responses {
-    /// `GET /healthz`.
-    static var healthy: Response { body(Data(#"{"status":"ok"}"#.utf8), status: .ok) }
+    /// `GET /healthz`: `{"status": "ok", "database": "ok"}`, or `"degraded"` and
+    /// `"unavailable"` while the shared database cannot be reached (with the
+    /// `X-MLKit-Database: unavailable` header). The status is 200 either way: the replica still
+    /// serves what its caches hold.
+    static func health(_ state: ServerState) -> Response {
+        let available = state.database?.isAvailable ?? true
+        let store = state.database == nil ? "sqlite" : "postgres"
+        let text = available ? #"{"status":"ok","store":"\#(store)","database":"ok"}"#
+            : #"{"status":"degraded","store":"\#(store)","database":"unavailable"}"#
+        return body(Data(text.utf8), status: .ok, headers: available ? [:] : [DatabaseHeader.name: DatabaseHeader.unavailable])
+    }
 
     /// A JSON response.
     static func json(_ value: some Encodable, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
@@ -147,9 +158,20 @@ enum Responses {
     static func failure(_ error: CollectionServerError) -> Response {
         var headers: HTTPFields = [:]
         if error.code == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if error.code == .databaseUnavailable {
+            headers[.retryAfter] = "1"
+            headers[DatabaseHeader.name] = DatabaseHeader.unavailable
+        }
         return json(WireFormat.Failure(error: .init(message: error.message)),
                     status: HTTPResponse.Status(code: error.code.status), headers: headers)
     }
+}
+
+/// `X-MLKit-Database: unavailable`: the answer of a replica that cannot reach the shared
+/// database; a 200 with it came from the replica's caches.
+enum DatabaseHeader {
+    static let name = HTTPField.Name("X-MLKit-Database")!
+    static let unavailable = "unavailable"
 }
 
 extension Response {

@@ -12,21 +12,22 @@ struct Endpoint: Sendable {
     /// The path, with its parameters in braces (`/v1/models/{sha256}`).
     let path: RouterPath
     /// Every status the endpoint answers with, 500 (a failure of the data folder or
-    /// database) included; the endpoints that write also answer 507 when the disk is full.
+    /// database) included, and 503 (the shared database unreachable) for every endpoint that
+    /// may need it; the endpoints that write also answer 507 when the disk is full.
     let statuses: Set<Int>
     let handler: Handler
 
     init(_ method: HTTPRequest.Method, _ path: RouterPath, _ statuses: Set<Int>, _ handler: @escaping Handler) {
         self.method = method
         self.path = path
-        self.statuses = statuses.union([500])
+        self.statuses = statuses.union("\(path)" == "/healthz" ? [500] : [500, 503])
         self.handler = handler
     }
 
     /// The API, as `docs/collection-server.md` lists it.
     static let all: [Endpoint] = [
-        Endpoint(.get, "/healthz", [200]) { _, _, _ in Responses.healthy },
-        Endpoint(.head, "/healthz", [200]) { _, _, _ in Responses.healthy.head(if: true) },
+        Endpoint(.get, "/healthz", [200]) { _, _, state in Responses.health(state) },
+        Endpoint(.head, "/healthz", [200]) { _, _, state in Responses.health(state).head(if: true) },
 
         // Devices.
         Endpoint(.get, "/v1/collections/{collection}", [200, 304, 400, 404]) { request, context, state in

@@ -10,8 +10,8 @@ struct ModelInspection: Sendable, Equatable {
     var kind: String?
     var version: String?
 
-    /// Reads and checks a model file. A plain mlkit model is loaded by the core (magic,
-    /// version, CRC-32, header and sections). An encrypted one cannot be read without its key,
+    /// Reads and checks a model file. A plain mlkit model, classifier or tagger, is loaded by
+    /// the core (magic, version, CRC-32, header and sections). An encrypted one cannot be read without its key,
     /// which the server need not have: its clear header is parsed (magic, version, cipher, key
     /// identifier) and its length checked against the header; its format version is the
     /// encryption format's.
@@ -25,10 +25,10 @@ struct ModelInspection: Sendable, Equatable {
         }
         if EncryptedModelHeader.isEncrypted(data) { return try inspectEncrypted(data) }
         do {
-            let classifier = try TextClassifier(modelFileData: data, source: "the uploaded file")
-            return ModelInspection(formatVersion: classifier.formatVersion ?? 1, encrypted: false, keyIdentifier: nil,
-                                   kind: classifier.trainingSummary?.algorithm.rawValue,
-                                   version: classifier.metadata.version)
+            // Every kind of model: a text classifier or a word tagger.
+            let model = try AnyModel(modelFileData: data, source: "the uploaded file")
+            return ModelInspection(formatVersion: model.formatVersion ?? 1, encrypted: false, keyIdentifier: nil,
+                                   kind: model.algorithm, version: model.metadata.version)
         } catch let error as MLKitError {
             throw CollectionServerError.unprocessable("not a valid model file: \(error.reason)")
         }

@@ -1,13 +1,22 @@
 import Foundation
 
 /// Where the server keeps its metadata: collections, model files, deployments, keys and
-/// tokens. The model files' bytes live beside it, in ``ModelFileStore``.
+/// tokens. The model files' bytes live beside it, in a ``ModelFileStore``.
 ///
-/// SQLite (``SQLiteCollectionStore``) is the only store today; the protocol keeps the HTTP layer
-/// independent of it, so that a PostgreSQL store can let several replicas serve together.
-/// The rules for activation and rollback live in ``DeploymentLifecycle``, so every store applies
-/// the same ones.
+/// Two stores implement it: SQLite (``SQLiteCollectionStore``), the embedded default of one
+/// server, and PostgreSQL (``PostgresCollectionStore``), which several replicas share. The
+/// rules for activation and rollback live in ``DeploymentLifecycle``, so every store applies the
+/// same ones; each store applies them in one transaction that holds the collection, so that
+/// concurrent changes to one collection take turns. The store-contract tests run the same
+/// tests against both.
 protocol CollectionStore: Sendable {
+    /// How the server keeps the active deployments it caches up to date with this store.
+    var freshness: ActiveDeploymentCache.Freshness { get }
+
+    /// A number that grows with every change of a collection (its description, models,
+    /// deployments or their statuses), or `nil` for an unknown collection.
+    func revision(collection: String) async throws -> Int64?
+
     /// Every collection, by identifier.
     func collections() async throws -> [CollectionRecord]
     /// One collection, or `nil`.
@@ -33,7 +42,8 @@ protocol CollectionStore: Sendable {
     func rollback(collection: String, to target: String?, at date: Date) async throws -> DeploymentRecord
     /// Every deployment of a collection, newest first, with its events.
     func deployments(collection: String) async throws -> [DeploymentRecord]
-    /// The active deployments of a collection, or `nil` for an unknown collection.
+    /// The active deployments of a collection, or `nil` for an unknown collection. They are at
+    /// least as recent as the ``revision(collection:)`` read before.
     func activeDeployments(collection: String) async throws -> [DeploymentRecord]?
 
     /// Registers a key for a collection.

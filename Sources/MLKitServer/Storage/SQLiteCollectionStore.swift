@@ -94,7 +94,30 @@ final class SQLiteCollectionStore: CollectionStore {
                 );
                 """)
         }
+        migrator.registerMigration("v2: collection revisions, one active default deployment") { db in
+            try db.execute(sql: """
+                ALTER TABLE collection ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+                CREATE UNIQUE INDEX oneActiveDefault ON deployment(collection) WHERE status = 'active' AND isDefault;
+                """)
+        }
         return migrator
+    }
+
+    /// One server owns the file: its own changes clear its cache, and an entry expires after a
+    /// second for the changes of other processes.
+    var freshness: ActiveDeploymentCache.Freshness { .expiring(.seconds(1)) }
+
+    func revision(collection: String) async throws -> Int64? {
+        try await read { db in
+            try Int64.fetchOne(db, sql: "SELECT revision FROM collection WHERE identifier = ?", arguments: [collection])
+        }
+    }
+
+    /// Bumps a collection's revision.
+    /// - Throws: ``CollectionServerError`` 404 for an unknown collection.
+    private static func bumpRevision(_ db: Database, _ collection: String) throws {
+        try db.execute(sql: "UPDATE collection SET revision = revision + 1 WHERE identifier = ?", arguments: [collection])
+        guard db.changesCount > 0 else { throw CollectionServerError.notFound("no collection '\(collection)'") }
     }
 
     // MARK: Collections
@@ -115,7 +138,10 @@ final class SQLiteCollectionStore: CollectionStore {
         return try await write { db in
             let exists = try Self.collection(db, identifier) != nil
             if exists {
-                try db.execute(sql: "UPDATE collection SET description = ?, modelIdentifiers = ?, updated = ? WHERE identifier = ?",
+                try db.execute(sql: """
+                    UPDATE collection SET description = ?, modelIdentifiers = ?, updated = ?, revision = revision + 1
+                    WHERE identifier = ?
+                    """,
                                arguments: [description, list, date, identifier])
             } else {
                 try db.execute(sql: "INSERT INTO collection (identifier, description, modelIdentifiers, created, updated) VALUES (?, ?, ?, ?, ?)",
@@ -176,6 +202,7 @@ final class SQLiteCollectionStore: CollectionStore {
     func createDeployment(_ deployment: DeploymentRecord, activate: Bool, at date: Date) async throws -> DeploymentRecord {
         let targeting = String(decoding: try JSONEncoder().encode(deployment.targeting), as: UTF8.self)
         return try await write { db in
+            try Self.bumpRevision(db, deployment.collection)
             try db.execute(sql: """
                 INSERT INTO deployment (id, collection, targeting, rolloutPercentage, isDefault, status, created)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -195,6 +222,7 @@ final class SQLiteCollectionStore: CollectionStore {
 
     func activateDeployment(_ deploymentID: String, collection: String, at date: Date) async throws -> DeploymentRecord {
         try await write { db in
+            try Self.bumpRevision(db, collection)
             try Self.activate(db, deploymentID, collection: collection, at: date)
             return try Self.deployment(db, deploymentID, collection: collection)
         }
@@ -202,6 +230,7 @@ final class SQLiteCollectionStore: CollectionStore {
 
     func rollback(collection: String, to target: String?, at date: Date) async throws -> DeploymentRecord {
         try await write { db in
+            try Self.bumpRevision(db, collection)
             let all = try Self.deployments(db, collection: collection, where: "")
             let changes = try DeploymentLifecycle.rollback(to: target, among: all, collection: collection)
             try Self.apply(db, changes, at: date)

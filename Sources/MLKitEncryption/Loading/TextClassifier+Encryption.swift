@@ -16,23 +16,8 @@ extension TextClassifier {
     ///   `decryptionFailed`, `unsupportedEncryption`; ``MLKitError`` for a missing file or a
     ///   model that is invalid inside.
     public init(contentsOf url: URL, keyProvider: any KeyProvider) async throws {
-        let data = try Self.mappedModelFile(at: url)
-        let source = url.path
-        guard EncryptedModelHeader.isEncrypted(data) else {
-            try self.init(modelFileData: data, source: source)
-            return
-        }
-        let identifier = try EncryptedModelHeader(parsing: data, source: source).keyIdentifier
-        let key: ModelKey
-        do {
-            key = try await keyProvider.key(for: identifier)
-        } catch let error as EncryptionError where error.code == .keyUnavailable {
-            throw EncryptionError(.keyUnavailable, error.message, keyIdentifier: identifier, file: source)
-        } catch {
-            throw EncryptionError(.keyUnavailable, "the key provider could not supply key \(identifier): \(error)",
-                                  keyIdentifier: identifier, file: source)
-        }
-        try self.init(encryptedModelData: data, key: key, source: source)
+        try self.init(modelFileData: try await ModelFileDecryption.plaintext(at: url, keyProvider: keyProvider),
+                      source: url.path)
     }
 
     /// Loads a classifier from a model file, encrypted or plain, with a key at hand.
@@ -42,18 +27,7 @@ extension TextClassifier {
     ///     plain file and `keyUnavailable` for an encrypted one.
     /// - Throws: As ``init(contentsOf:keyProvider:)``.
     public init(contentsOf url: URL, key: ModelKey?) throws {
-        let data = try Self.mappedModelFile(at: url)
-        guard EncryptedModelHeader.isEncrypted(data) else {
-            try self.init(modelFileData: data, source: url.path)
-            return
-        }
-        guard let key else {
-            let header = try EncryptedModelHeader(parsing: data, source: url.path)
-            throw EncryptionError(.keyUnavailable, "the model is encrypted with key \(header.keyIdentifier) "
-                                  + "(\(header.cipher.rawValue)) and no key was given",
-                                  keyIdentifier: header.keyIdentifier, file: url.path)
-        }
-        try self.init(encryptedModelData: data, key: key, source: url.path)
+        try self.init(modelFileData: try ModelFileDecryption.plaintext(at: url, key: key), source: url.path)
     }
 
     /// Loads a classifier from the bytes of an encrypted model file, decrypting them in memory.
