@@ -55,19 +55,22 @@ enum LoadedModel {
         }
     }
 
-    /// The most likely label of each text, on all cores.
-    func predictions(for texts: [String]) throws -> [String] {
+    /// The most likely label of each text, on `threads` threads (0: all cores).
+    func predictions(for texts: [String], threads: Int = 0) throws -> [String] {
         switch self {
-        case .mlkit(let classifier): return classifier.predictions(for: texts)
-        case .coreML(let model): return try model.rankedLabels(for: texts, maximumCount: 1).map { $0.first?.label ?? "" }
+        case .mlkit(let classifier): return classifier.predictions(for: texts, threads: threads)
+        case .coreML(let model):
+            return try model.rankedLabels(for: texts, maximumCount: 1, threads: threads).map { $0.first?.label ?? "" }
         }
     }
 
-    /// The `maximumCount` most likely labels of each text, with their probabilities, on all cores.
-    func rankedLabels(for texts: [String], maximumCount: Int) throws -> [[(label: String, probability: Double)]] {
+    /// The `maximumCount` most likely labels of each text, with their probabilities, on
+    /// `threads` threads (0: all cores).
+    func rankedLabels(for texts: [String], maximumCount: Int,
+                      threads: Int = 0) throws -> [[(label: String, probability: Double)]] {
         switch self {
-        case .mlkit(let classifier): return classifier.rankedLabels(for: texts, maximumCount: maximumCount)
-        case .coreML(let model): return try model.rankedLabels(for: texts, maximumCount: maximumCount)
+        case .mlkit(let classifier): return classifier.rankedLabels(for: texts, maximumCount: maximumCount, threads: threads)
+        case .coreML(let model): return try model.rankedLabels(for: texts, maximumCount: maximumCount, threads: threads)
         }
     }
 

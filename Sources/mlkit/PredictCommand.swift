@@ -8,10 +8,10 @@ struct PredictCommand: AsyncParsableCommand {
         commandName: "predict",
         abstract: "Label texts with a trained model.",
         discussion: """
-            With no TEXT, reads one text per line from standard input and writes one prediction \
-            per line as it goes. The model is --model, else the model --model-id of the \
-            collection --collection on the collection server, else $MLKIT_MODEL, else the \
-            bundled sentiment model.
+            With no TEXT, reads one text per line from --input or standard input and writes one \
+            prediction per line, in order, to --output or standard output as it goes. The model \
+            is --model, else the model --model-id of the collection --collection on the \
+            collection server, else $MLKIT_MODEL, else the bundled sentiment model.
             """
     )
 
@@ -30,6 +30,12 @@ struct PredictCommand: AsyncParsableCommand {
     @Flag(help: "Write JSON Lines: {\"label\": ..., \"probabilities\": {...}}.")
     var json = false
 
+    @Option(help: "Read the texts, one per line, from this file rather than from standard input.")
+    var input: String?
+
+    @Option(help: "Write the predictions to this file (complete, or not at all) rather than to standard output.")
+    var output: String?
+
     @Option(help: "Take the model from this collection on the collection server (with --model-id).")
     var collection: String?
 
@@ -42,33 +48,75 @@ struct PredictCommand: AsyncParsableCommand {
 
     func validate() throws {
         if top < 1 { throw ValidationError("--top must be at least 1.") }
+        if input != nil && !texts.isEmpty { throw ValidationError("Give texts or --input, not both.") }
         try validateCollectionOptions()
     }
 
     func run() async throws {
         try await reportingFailures {
             let classifier = try await resolveModel()
-            if texts.isEmpty {
-                // Each batch's answers are written as soon as they are ready.
-                var lines = InputLines()
-                while let batch = try lines.next() {
-                    FileHandle.standardOutput.write(Data(try answers(classifier, batch).utf8))
+            let formatter = PredictionFormatter(labels: classifier.labels, top: top, json: json)
+            try withOutput { write in
+                guard texts.isEmpty else {
+                    return try formatter.lines(classifier, texts, threads: 0).withUnsafeBytes { try write($0) }
                 }
-            } else {
-                FileHandle.standardOutput.write(Data(try answers(classifier, texts).utf8))
+                // Read, predict on every core, and write, all at once, in the input's order.
+                let reader = try LineBatchReader(path: input)
+                let name = reader.name
+                try StreamingPipeline.run(reader, transform: { batch in
+                    let (texts, failure) = batch.texts(inputName: name)
+                    let lines = try formatter.lines(classifier, texts, threads: 1)
+                    if let failure { throw StreamingPipeline.Failure(output: lines, error: failure) }
+                    return lines
+                }, write: write)
             }
         }
     }
 
-    /// One line per text, computed on all cores.
-    private func answers(_ classifier: LoadedModel, _ texts: [String]) throws -> String {
-        if top == 1 && !json { return try classifier.predictions(for: texts).map { $0 + "\n" }.joined() }
-        // Each label as a JSON string, encoded once rather than once per line.
-        let quoted = Dictionary(classifier.labels.map { ($0, jsonString($0)) }) { first, _ in first }
-        return try classifier.rankedLabels(for: texts, maximumCount: top).map { format($0, quoted) }.joined()
+    /// Runs `body` with a function that writes to `--output` (a temporary file beside it,
+    /// renamed over it only once everything is written), or else to standard output.
+    private func withOutput(_ body: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        guard let output else {
+            return try body { try writeAll($0, to: STDOUT_FILENO, name: "standard output") }
+        }
+        try AtomicFile.write(to: URL(fileURLWithPath: output)) { emit in
+            try withoutActuallyEscaping(emit) { emit in try body(emit) }
+        }
+    }
+}
+
+/// Writes predictions: one line per text, as `predict`'s options ask.
+struct PredictionFormatter: Sendable {
+    let top: Int
+    let json: Bool
+    /// Each label as a JSON string, encoded once rather than once per line.
+    private let quoted: [String: String]
+
+    init(labels: [String], top: Int, json: Bool) {
+        self.top = top
+        self.json = json
+        quoted = Dictionary(labels.map { ($0, Self.jsonString($0)) }) { first, _ in first }
     }
 
-    private func format(_ ranked: [(label: String, probability: Double)], _ quoted: [String: String]) -> String {
+    /// The lines of `texts`' predictions, as UTF-8.
+    /// - Parameter threads: Worker threads (0: all cores).
+    func lines(_ classifier: LoadedModel, _ texts: [String], threads: Int) throws -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(texts.count * (json ? 64 : 16))
+        if top == 1 && !json {
+            for label in try classifier.predictions(for: texts, threads: threads) {
+                output.append(contentsOf: label.utf8)
+                output.append(0x0A)
+            }
+            return output
+        }
+        for ranked in try classifier.rankedLabels(for: texts, maximumCount: top, threads: threads) {
+            output.append(contentsOf: format(ranked).utf8)
+        }
+        return output
+    }
+
+    private func format(_ ranked: [(label: String, probability: Double)]) -> String {
         if json {
             let probabilities = ranked.map { "\(quoted[$0.label]!):\(rounded($0.probability))" }.joined(separator: ",")
             return "{\"label\":\(ranked.first.map { quoted[$0.label]! } ?? "\"\""),\"probabilities\":{\(probabilities)}}\n"
@@ -87,7 +135,7 @@ struct PredictCommand: AsyncParsableCommand {
         }
     }
 
-    private func jsonString(_ value: String) -> String {
+    private static func jsonString(_ value: String) -> String {
         let data = (try? JSONEncoder().encode(value)) ?? Data("\"\"".utf8)
         return String(decoding: data, as: UTF8.self)
     }
