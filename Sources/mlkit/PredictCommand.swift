@@ -56,7 +56,7 @@ struct PredictCommand: AsyncParsableCommand {
         try await reportingFailures {
             let classifier = try await resolveModel()
             let formatter = PredictionFormatter(labels: classifier.labels, top: top, json: json)
-            try withOutput { write in
+            try withOutput(output) { write in
                 guard texts.isEmpty else {
                     return try formatter.lines(classifier, texts, threads: 0).withUnsafeBytes { try write($0) }
                 }
@@ -70,17 +70,6 @@ struct PredictCommand: AsyncParsableCommand {
                     return lines
                 }, write: write)
             }
-        }
-    }
-
-    /// Runs `body` with a function that writes to `--output` (a temporary file beside it,
-    /// renamed over it only once everything is written), or else to standard output.
-    private func withOutput(_ body: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
-        guard let output else {
-            return try body { try writeAll($0, to: STDOUT_FILENO, name: "standard output") }
-        }
-        try AtomicFile.write(to: URL(fileURLWithPath: output)) { emit in
-            try withoutActuallyEscaping(emit) { emit in try body(emit) }
         }
     }
 }

@@ -212,6 +212,17 @@ private final class OrderedResults: @unchecked Sendable {
     }
 }
 
+/// Runs `body` with a function that writes to `path` (a temporary file beside it, renamed over
+/// it only once everything is written), or to standard output when `path` is nil.
+func withOutput(_ path: String?, _ body: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+    guard let path else {
+        return try body { try writeAll($0, to: STDOUT_FILENO, name: "standard output") }
+    }
+    try AtomicFile.write(to: URL(fileURLWithPath: path)) { emit in
+        try withoutActuallyEscaping(emit) { emit in try body(emit) }
+    }
+}
+
 /// Writes all of `bytes` to a file descriptor.
 /// - Throws: ``MLKitError`` (`io`) naming `name`.
 func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, name: String) throws {

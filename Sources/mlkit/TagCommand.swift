@@ -37,30 +37,55 @@ struct TagCommand: ParsableCommand {
     @Option(help: "The locale for the icu tokenizer, such as ja or th.")
     var locale: String?
 
+    @Option(help: "Read the texts, one per line, from this file rather than from standard input.")
+    var input: String?
+
+    @Option(help: "Write the tags to this file (complete, or not at all) rather than to standard output.")
+    var output: String?
+
     func validate() throws {
         if top < 1 { throw ValidationError("--top must be at least 1.") }
+        if input != nil && !texts.isEmpty { throw ValidationError("Give texts or --input, not both.") }
     }
 
     func run() throws {
         try reportingFailures {
             let tagger = try withKey(key) { try WordTagger(contentsOf: URL(fileURLWithPath: model), key: $0) }
             let split = try tokenizer?.tokenizer(locale: locale, normalization: TextNormalization(lowercase: false))
-            if texts.isEmpty {
-                var lines = InputLines()
-                var first = 0
-                while let batch = try lines.next() {
-                    FileHandle.standardOutput.write(Data(answers(tagger, split, batch, firstIndex: first, separated: true).utf8))
-                    first += batch.count
+            let format = TagFormat(top: top, json: json)
+            try withOutput(output) { write in
+                guard texts.isEmpty else {
+                    let answers = format.answers(tagger, split, texts, firstIndex: 0, separated: texts.count > 1, threads: 0)
+                    return try Array(answers.utf8).withUnsafeBytes { try write($0) }
                 }
-            } else {
-                FileHandle.standardOutput.write(Data(answers(tagger, split, texts, firstIndex: 0, separated: texts.count > 1).utf8))
+                // Read, tag on every core, and write, all at once, in the input's order.
+                let reader = try LineBatchReader(path: input)
+                let name = reader.name
+                try StreamingPipeline.run(reader, transform: { batch in
+                    let (texts, failure) = batch.texts(inputName: name)
+                    let answers = Array(format.answers(tagger, split, texts, firstIndex: batch.firstLine - 1,
+                                                       separated: true, threads: 1).utf8)
+                    if let failure { throw StreamingPipeline.Failure(output: answers, error: failure) }
+                    return answers
+                }, write: write)
             }
         }
     }
+}
 
-    /// The output for a batch of texts, tagged on all cores.
-    private func answers(_ tagger: WordTagger, _ split: Tokenizer?, _ texts: [String], firstIndex: Int, separated: Bool) -> String {
-        let tagged = tagger.tags(for: texts, tokenizer: split)
+/// How `mlkit tag` writes each token: tab-separated, or JSON Lines, with the `top` labels.
+struct TagFormat: Sendable {
+    let top: Int
+    let json: Bool
+
+    /// The output for a batch of texts.
+    /// - Parameters:
+    ///   - firstIndex: The index of the first text in the whole input, for JSON's `text`.
+    ///   - separated: Whether an empty line follows each text's tokens (plain output).
+    ///   - threads: Worker threads (0: all cores).
+    func answers(_ tagger: WordTagger, _ split: Tokenizer?, _ texts: [String], firstIndex: Int,
+                 separated: Bool, threads: Int) -> String {
+        let tagged = tagger.tags(for: texts, tokenizer: split, threads: threads)
         var output = ""
         for (offset, (text, tokens)) in zip(texts, tagged).enumerated() {
             let ranked = top > 1 ? tagger.rankedLabels(for: tokens.map(\.token), maximumCount: top) : []

@@ -14,6 +14,31 @@ private enum Fixtures {
 
 @Suite("mlkit train, tag, evaluate, info and tokenize with word taggers", .timeLimit(.minutes(10)))
 struct TaggerCommandTests {
+    @Test("tag streams --input to --output in the input's order, across batches")
+    func streamsFiles() throws {
+        let folder = try CLI.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("texts.txt")
+        let output = folder.appendingPathComponent("tags.jsonl")
+        let count = 20_000  // several of the pipeline's batches
+        try (0..<count).map { "Apple ships \($0)\n" }.joined().write(to: input, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["tag", "--model", Fixtures.tagger, "--json", "--input", input.path, "--output", output.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3 * count)
+        let numbers = lines.compactMap { line -> (Int, String)? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let text = object["text"] as? Int, let token = object["token"] as? String else { return nil }
+            return (text, token)
+        }.filter { $0.1 != "Apple" && $0.1 != "ships" }
+        #expect(numbers.map(\.0) == Array(0..<count), "each text's index, in order")
+        #expect(numbers.map(\.1) == (0..<count).map(String.init), "each text's own tokens")
+
+        let both = try CLI.run(["tag", "--model", Fixtures.tagger, "--input", input.path, "Apple"])
+        #expect(both.status == 64, "\(both.stderr)")
+    }
+
     @Test("train recognises tagger data, and tag prints each token and its label")
     func trainAndTag() throws {
         let folder = try CLI.temporaryFolder()
