@@ -102,7 +102,8 @@ struct DurabilityTests {
     }
 
     /// Sends an upload's headers and the first 1,000,000 bytes of `model`, never the rest, and
-    /// waits until the server has its temporary file in `uploads`.
+    /// waits until the server has its temporary file in `uploads`: up to 60 s, since beside the
+    /// whole suite (servers, database clusters, builds) a loaded machine can take over 10 s.
     private static func startStalledUpload(_ model: Data, port: Int, token: String,
                                            uploads: URL) async throws -> RawConnection {
         let connection = try RawConnection(port: port)
@@ -117,7 +118,7 @@ struct DurabilityTests {
             """.utf8))
         try connection.write(model.prefix(1_000_000))
         var waited = 0
-        while waited < 200, (try FileManager.default.contentsOfDirectory(atPath: uploads.path)).isEmpty {
+        while waited < 1_200, (try FileManager.default.contentsOfDirectory(atPath: uploads.path)).isEmpty {
             try await Task.sleep(for: .milliseconds(50))
             waited += 1
         }
