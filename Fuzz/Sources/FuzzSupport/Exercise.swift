@@ -40,6 +40,30 @@ public enum Exercise {
         }
     }
 
+    /// Asks `tagger` for the labels, hypotheses and tags of tokens and texts, evaluates it on a
+    /// sentence, then writes it and reads it back.
+    /// - Precondition: the model written by this mlkit loads again with the same labels.
+    public static func tagger(_ tagger: WordTagger) {
+        let sentences = [["Apple", "ships", "iOS", "14"], ["北", "京"], []]
+        for tokens in sentences {
+            precondition(tagger.predictedLabels(for: tokens).count == tokens.count, "one label per token")
+            for hypotheses in tagger.predictedLabelHypotheses(for: tokens, maximumCount: 2) { check(Array(hypotheses.values)) }
+        }
+        _ = tagger.predictedLabels(for: sentences, threads: 1)
+        for text in texts { _ = tagger.tags(for: text) }
+        _ = tagger.tags(for: texts, threads: 1)
+        _ = tagger.evaluation(on: [TaggedTokens(tokens: sentences[0], labels: sentences[0].map { _ in tagger.labels[0] })], threads: 1)
+        _ = (tagger.trainingSummary, tagger.trainingMetrics, tagger.validationMetrics, tagger.attributeCount, tagger.weightCount)
+
+        let written = tagger.modelFileData()
+        do {
+            let again = try WordTagger(modelFileData: written, source: "written")
+            precondition(again.labels == tagger.labels, "labels changed when the tagger was written and read back")
+        } catch {
+            preconditionFailure("a loaded tagger, written again, does not load: \(error)")
+        }
+    }
+
     /// Everything a user reads of metrics: the report, the summary figures and the classes.
     public static func metrics(_ metrics: ClassificationMetrics) {
         _ = metrics.report

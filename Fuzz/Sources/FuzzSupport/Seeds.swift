@@ -65,8 +65,11 @@ public enum Seeds {
                 result["small-\(algorithm.rawValue)-v\(version).mlkit"] = try layout.inVersion(version).data
             }
         }
-        let hashed = try files(in: "Tests/MLKitTests/Fixtures/models", extension: "mlkit").filter { $0.key.hasSuffix("-hashed.mlkit") }
+        let golden = try files(in: "Tests/MLKitTests/Fixtures/models", extension: "mlkit")
+        let hashed = golden.filter { $0.key.hasSuffix("-hashed.mlkit") }
         result.merge(hashed) { $1 }
+        // The golden word tagger, so that mutations reach the tagger's decoder too.
+        result.merge(golden.filter { $0.key.hasSuffix("-tagger.mlkit") }) { $1 }
         // The golden hashed model over 2^24 buckets: its whole matrix is larger than the loader
         // expands, so it keeps the stored rows, and mutations reach that path too.
         if let golden = hashed["v3-topics-hashed.mlkit"], var layout = ModelFileLayout(golden),
