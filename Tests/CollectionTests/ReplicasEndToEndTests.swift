@@ -142,12 +142,25 @@ struct ReplicasEndToEndTests {
         let start = ContinuousClock.now
         let end = start + .seconds(Self.loadSeconds)
         let publisher = replicas.publisher
+        // A publisher call under way on the replica that is killed is cut, and nginx answers 502
+        // (it does not resend a POST that reached a replica). Both calls name their target, so
+        // repeating one that was cut is safe, as docs/deploying.md tells publishers to do.
+        func repeatingIfCut<T: Sendable>(_ call: @Sendable () async throws -> T) async throws -> T {
+            for _ in 0..<5 {
+                do {
+                    return try await call()
+                } catch let error as ModelCollectionError where [502, 503].contains(error.statusCode ?? 0) || error.code == .network {
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+            }
+            return try await call()
+        }
         let switching = Task {
             var switches = 0
             while ContinuousClock.now < end {
-                _ = try await publisher.activate(deploymentID: b.deploymentID, in: "load")
+                _ = try await repeatingIfCut { try await publisher.activate(deploymentID: b.deploymentID, in: "load") }
                 try await Task.sleep(for: .milliseconds(150))
-                _ = try await publisher.rollback(collection: "load")
+                _ = try await repeatingIfCut { try await publisher.rollback(collection: "load", to: a.deploymentID) }
                 try await Task.sleep(for: .milliseconds(150))
                 switches += 2
             }
