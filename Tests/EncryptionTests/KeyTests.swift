@@ -94,12 +94,13 @@ struct KeyTests {
         let apple = try #require(Data(base64Encoded: "YnBsaXN0MDDUAQIDBAUGBwhSSVZdS2V5SWRlbnRpZmllclNLZXlXVmVyc2lvbk8QEBMVEhQXERAWGBkaGxwd"
             + "Hh9fECQwRjRFMkM2MS04QzBCLTRGNjQtOUM1MS0yRTVBOEI3RDNBImlk/v////////8iOi0JCgsMDQ4PEAEIERQiJkFoLnsAAAAAAAABAQAAAAAAAAAJ"
             + "AAAAAAAAAAAAAAAAAAAAfQ=="))
-        for (data, source) in [(apple, "k.mlmodelkey")] + ["\\uFEFFabc", "a\\u0007b", "a\\u200Bb", "a\\uFDD0"].map { identifier in
+        let mlkitKeys = ["\\uFEFFabc", "a\\u0007b", "a\\u200Bb", "a\\uFDD0"].map { identifier in
             (Data("""
                 {"algorithm": "AES-256-GCM", "format": "mlkit-key", "identifier": "\(identifier)",
                  "key": "\(Data(count: 32).base64EncodedString())", "version": 1}
                 """.utf8), "k.mlkitkey")
-        } {
+        }
+        for (data, source) in [(apple, "k.mlmodelkey")] + mlkitKeys {
             let error = Fixtures.encryptionError { _ = try ModelKey(keyFileData: data, source: source) }
             #expect(error?.code == .invalidKeyFile)
             #expect(error?.message == "field \"identifier\": the key identifier holds a control or format character or a noncharacter")

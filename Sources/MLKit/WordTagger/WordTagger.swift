@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A trained word tagger: give it the tokens of a sentence, get a label for each, such as
 /// COMPANY, PRODUCT or NONE, or a part of speech, or the B/M/E/S tags that segment Chinese

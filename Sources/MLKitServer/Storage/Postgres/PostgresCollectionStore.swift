@@ -348,7 +348,7 @@ final class PostgresCollectionStore: CollectionStore {
 
     func addToken(_ token: TokenRecord, at date: Date) async throws {
         let logger = self.logger
-        try await database.withConnection { connection in
+        _ = try await database.withConnection { connection in
             try await connection.query("""
                 INSERT INTO token (hash, scope, collection, created)
                 VALUES (\(Data(token.hash)), \(token.scope.rawValue), \(token.collection), \(date))
