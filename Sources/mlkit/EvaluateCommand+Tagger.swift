@@ -8,7 +8,7 @@ extension EvaluateCommand {
                                                         labelsKey: labelColumn ?? "labels")
         let metrics = tagger.evaluation(on: rows)
         if json {
-            print(try TaggingMetricsJSON(metrics).encoded())
+            print(try jsonText(TaggingMetricsJSON(metrics)))
         } else {
             print(metrics.report, terminator: "")
         }
@@ -58,11 +58,5 @@ struct TaggingMetricsJSON: Encodable {
         perLabel = metrics.perLabel
         labels = metrics.labels
         confusion = metrics.confusion
-    }
-
-    func encoded() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 }

@@ -53,7 +53,7 @@ struct EvaluateCommand: ParsableCommand {
             }
             let metrics = try classifier.evaluation(on: dataset)
             if json {
-                print(try MetricsJSON(metrics).encoded())
+                print(try jsonText(MetricsJSON(metrics)))
             } else {
                 print(metrics.report, terminator: "")
             }
@@ -85,11 +85,5 @@ struct MetricsJSON: Encodable {
         perClass = metrics.perClass
         labels = metrics.labels
         confusion = metrics.confusion
-    }
-
-    func encoded() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 }

@@ -86,12 +86,15 @@ struct TagFormat: Sendable {
     func answers(_ tagger: WordTagger, _ split: Tokenizer?, _ texts: [String], firstIndex: Int,
                  separated: Bool, threads: Int) -> String {
         let tagged = tagger.tags(for: texts, tokenizer: split, threads: threads)
+        // One encoder for the batch, not one per token.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var output = ""
         for (offset, (text, tokens)) in zip(texts, tagged).enumerated() {
             let ranked = top > 1 ? tagger.rankedLabels(for: tokens.map(\.token), maximumCount: top) : []
             for (index, token) in tokens.enumerated() {
                 let choices = ranked.isEmpty ? nil : ranked[index]
-                output += json ? jsonLine(token, in: text, text: firstIndex + offset, choices: choices)
+                output += json ? jsonLine(token, in: text, text: firstIndex + offset, choices: choices, encoder: encoder)
                                : plainLine(token, choices: choices)
             }
             if separated && !json { output += "\n" }
@@ -105,7 +108,7 @@ struct TagFormat: Sendable {
     }
 
     private func jsonLine(_ token: TaggedToken, in text: String, text index: Int,
-                          choices: [(label: String, probability: Double)]?) -> String {
+                          choices: [(label: String, probability: Double)]?, encoder: JSONEncoder) -> String {
         struct Line: Encodable {
             let token: String
             let start: Int
@@ -118,8 +121,6 @@ struct TagFormat: Sendable {
         let start = utf8.distance(from: utf8.startIndex, to: token.range.lowerBound)
         let line = Line(token: token.token, start: start, end: start + token.token.utf8.count, text: index, label: token.label,
                         probabilities: choices.map { Dictionary($0.map { ($0.label, ($0.probability * 1e4).rounded() / 1e4) }) { a, _ in a } })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(line)) ?? Data(), as: UTF8.self) + "\n"
     }
 }
