@@ -32,11 +32,12 @@ struct DeployUnderLoadTests {
             let file = folder.appendingPathComponent("\(name).mlkit")
             try data.write(to: file)
             files[name] = file
-            sums[name] = Self.hex(SHA256.hash(data: data))
+            sums[name] = LoadTally.hex(SHA256.hash(data: data))
         }
         let a = try await fixture.deploy("load", ["x": try #require(files["a-x"]), "y": try #require(files["a-y"])], version: "a")
         let b = try await fixture.deploy("load", ["x": try #require(files["b-x"]), "y": try #require(files["b-y"])], version: "b")
-        let expected = [a.deploymentID: ["x": sums["a-x"], "y": sums["a-y"]], b.deploymentID: ["x": sums["b-x"], "y": sums["b-y"]]]
+        let expected = [a.deploymentID: ["x": sums["a-x", default: ""], "y": sums["a-y", default: ""]],
+                        b.deploymentID: ["x": sums["b-x", default: ""], "y": sums["b-y", default: ""]]]
 
         // The publisher: B becomes the default, A is rolled back to, and again, until the end.
         let end = ContinuousClock.now + .seconds(Self.seconds)
@@ -57,10 +58,10 @@ struct DeployUnderLoadTests {
         // The clients: each access from its own cache, half of them from an empty one, so that
         // downloads run while the deployment changes; then one last access each.
         let server = fixture.server.url
-        let results = try await withThrowingTaskGroup(of: Tally.self) { group in
+        let results = try await withThrowingTaskGroup(of: LoadTally.self) { group in
             for client in 0..<Self.clients {
                 group.addTask {
-                    var tally = Tally()
+                    var tally = LoadTally()
                     let cache = folder.appendingPathComponent("client-\(client)")
                     var last = false
                     while !last {
@@ -70,26 +71,19 @@ struct DeployUnderLoadTests {
                         let collection = try await ModelCollection.beginAccessing(
                             identifier: "load", server: server, context: DeviceContext(), cacheFolder: folder, refreshPolicy: .always)
                         tally.accesses += 1
-                        tally.deployments[collection.deploymentID, default: 0] += 1
-                        if collection.isStale { tally.stale += 1 }
-                        let want = expected[collection.deploymentID]
-                        for (identifier, entry) in collection.entries {
-                            let data = try Data(contentsOf: entry.modelURL)
-                            if want?[identifier] != Self.hex(SHA256.hash(data: data)) { tally.mixed += 1 }
-                        }
-                        if Set(collection.entries.keys) != ["x", "y"] { tally.mixed += 1 }
+                        try tally.record(collection, expected: expected)
                         if fresh { try? FileManager.default.removeItem(at: folder) }
                     }
                     return tally
                 }
             }
-            var all: [Tally] = []
+            var all: [LoadTally] = []
             for try await tally in group { all.append(tally) }
             return all
         }
         let switches = try await switching.value
 
-        let total = results.reduce(into: Tally()) { $0.add($1) }
+        let total = results.reduce(into: LoadTally()) { $0.add($1) }
         #expect(results.count == Self.clients)
         #expect(total.mixed == 0, "accesses with a file of the other deployment, or not whole")
         #expect(total.stale == 0, "accesses that fell back to the cache")
@@ -99,19 +93,4 @@ struct DeployUnderLoadTests {
               + "(\(total.deployments[a.deploymentID] ?? 0) of A, \(total.deployments[b.deploymentID] ?? 0) of B), "
               + "\(total.mixed) mixed or torn, \(total.stale) stale")
     }
-
-    /// What one client saw.
-    struct Tally: Sendable {
-        var accesses = 0, mixed = 0, stale = 0
-        var deployments: [String: Int] = [:]
-
-        mutating func add(_ other: Tally) {
-            accesses += other.accesses
-            mixed += other.mixed
-            stale += other.stale
-            deployments.merge(other.deployments, uniquingKeysWith: +)
-        }
-    }
-
-    static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }
 }

@@ -59,10 +59,8 @@ struct ReplicasEndToEndTests {
         let data = classifier.modelFileData(metadata: metadata)
         let url = folder.appendingPathComponent("\(name).mlkit")
         try data.write(to: url)
-        return (url, hex(SHA256.hash(data: data)))
+        return (url, LoadTally.hex(SHA256.hash(data: data)))
     }
-
-    static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }
 
     /// The deployment `url` resolves `collection` to, asked directly.
     static func resolved(_ collection: String, at url: URL) async throws -> String {
@@ -112,7 +110,7 @@ struct ReplicasEndToEndTests {
         ])
         #expect(resume.status == 0)
         #expect(resume.stdout == "206")
-        #expect(Self.hex(SHA256.hash(data: try Data(contentsOf: part))) == big.sha256)
+        #expect(LoadTally.hex(SHA256.hash(data: try Data(contentsOf: part))) == big.sha256)
 
         // Replica 0 comes back on its port; a rollback through nginx is visible on both at once.
         try replicas.servers[0].start()
@@ -176,10 +174,10 @@ struct ReplicasEndToEndTests {
         }
 
         let server = replicas.balancer.url
-        let results = try await withThrowingTaskGroup(of: Tally.self) { group in
+        let results = try await withThrowingTaskGroup(of: LoadTally.self) { group in
             for client in 0..<50 {
                 group.addTask {
-                    var tally = Tally()
+                    var tally = LoadTally()
                     let cache = folder.appendingPathComponent("client-\(client)")
                     var last = false
                     while !last {
@@ -191,14 +189,7 @@ struct ReplicasEndToEndTests {
                             let collection = try await ModelCollection.beginAccessing(
                                 identifier: "load", server: server, context: DeviceContext(), cacheFolder: folder,
                                 refreshPolicy: .always)
-                            tally.deployments[collection.deploymentID, default: 0] += 1
-                            if collection.isStale { tally.stale += 1 }
-                            let want = expected[collection.deploymentID]
-                            for (identifier, entry) in collection.entries {
-                                let data = try Data(contentsOf: entry.modelURL)
-                                if want?[identifier] != Self.hex(SHA256.hash(data: data)) { tally.mixed += 1 }
-                            }
-                            if Set(collection.entries.keys) != ["x", "y"] { tally.mixed += 1 }
+                            try tally.record(collection, expected: expected)
                             if last { tally.lastSucceeded = true }
                         } catch let error as ModelCollectionError {
                             // A transfer cut by the kill: the library keeps the partial file and
@@ -212,14 +203,14 @@ struct ReplicasEndToEndTests {
                     return tally
                 }
             }
-            var all: [Tally] = []
+            var all: [LoadTally] = []
             for try await tally in group { all.append(tally) }
             return all
         }
         let switches = try await switching.value
         try await killing.value
 
-        let total = results.reduce(into: Tally()) { $0.add($1) }
+        let total = results.reduce(into: LoadTally()) { $0.add($1) }
         #expect(results.allSatisfy { $0.lastSucceeded }, "every client ends with a verified collection")
         #expect(total.mixed == 0, "accesses with a file of the other deployment, or not whole")
         #expect(Set(total.errors.keys).isSubset(of: ["network"]), "errors the library does not resume: \(total.errors)")
@@ -227,21 +218,5 @@ struct ReplicasEndToEndTests {
         print("replicas under load: 50 clients through nginx, \(Int(Self.loadSeconds)) s, \(switches) switches, "
               + "\(total.accesses) accesses (\(total.deployments[a.deploymentID] ?? 0) of A, \(total.deployments[b.deploymentID] ?? 0) of B), "
               + "\(total.mixed) mixed or torn, \(total.stale) stale, errors \(total.errors)")
-    }
-
-    /// What one client saw.
-    struct Tally: Sendable {
-        var accesses = 0, mixed = 0, stale = 0
-        var lastSucceeded = false
-        var deployments: [String: Int] = [:]
-        var errors: [String: Int] = [:]
-
-        mutating func add(_ other: Tally) {
-            accesses += other.accesses
-            mixed += other.mixed
-            stale += other.stale
-            deployments.merge(other.deployments, uniquingKeysWith: +)
-            errors.merge(other.errors, uniquingKeysWith: +)
-        }
     }
 }
