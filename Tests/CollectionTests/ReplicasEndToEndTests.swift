@@ -194,7 +194,10 @@ struct ReplicasEndToEndTests {
                         } catch let error as ModelCollectionError {
                             // A transfer cut by the kill: the library keeps the partial file and
                             // resumes it on the next access.
-                            tally.errors["\(error.code)", default: 0] += 1
+                            // An access from an empty cache reports a failed fetch as
+                            // `modelCollection`; what it failed on is the underlying code.
+                            let code = error.code == .modelCollection ? error.underlyingCode ?? error.code : error.code
+                            tally.errors["\(code)", default: 0] += 1
                             if last { last = false }
                             continue
                         }
