@@ -40,7 +40,7 @@ if [ "$name" = all ]; then
     "${build[@]}" >&2
     status=0
     for harness in $(sed -n '/^let harnesses = \[/,/^\]/s/^ *"\([a-z-]*\)",$/\1/p' Package.swift); do
-        "$0" "$harness" "$seconds" "$@" || status=1
+        ./run.sh "$harness" "$seconds" "$@" || status=1
     done
     exit "$status"
 fi

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import MLKit
 
 /// What a harness does with a model it managed to load: everything a user can ask of it. A
