@@ -18,6 +18,8 @@ let harnesses = [
     "labeled-folder",
     "tokenizer",
     "server-request",
+    "coreml-model",
+    "coreml-archive",
 ]
 
 let strictSettings: [SwiftSetting] = [
@@ -31,6 +33,8 @@ let package = Package(
     name: "mlkit-fuzz",
     dependencies: [
         .package(name: "mlkit", path: ".."),
+        // AES-CBC, to encrypt Core ML archives as Apple does (the archive harness's known key).
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         .target(
@@ -38,6 +42,9 @@ let package = Package(
             dependencies: [
                 .product(name: "MLKit", package: "mlkit"),
                 .product(name: "MLKitEncryption", package: "mlkit"),
+                .product(name: "MLKitCoreML", package: "mlkit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
@@ -48,8 +55,11 @@ let package = Package(
                 "FuzzSupport",
                 .product(name: "MLKit", package: "mlkit"),
                 .product(name: "MLKitEncryption", package: "mlkit"),
-                .product(name: "MLKitServer", package: "mlkit"),
-            ],
+                .product(name: "MLKitCoreML", package: "mlkit"),
+            ]
+            // Only the server's harness links the server (and swift-nio, Hummingbird, GRDB), so
+            // that building one of the others does not build them.
+            + (name == "server-request" ? [.product(name: "MLKitServer", package: "mlkit")] : []),
             // libFuzzer supplies `main`.
             swiftSettings: strictSettings + [.unsafeFlags(["-parse-as-library"])]
         )

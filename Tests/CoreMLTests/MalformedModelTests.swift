@@ -280,6 +280,24 @@ struct MalformedModelTests {
                 + "this model's size allows")
     }
 
+    @Test("A sparse array output too large for the file is refused instead of expanded")
+    func hugeSparseOutput() throws {
+        // A file of under 200 bytes that declares an output of 2^30 doubles (8 GiB once expanded).
+        let dimension = 1 << 30
+        let model = Specs.stage(.pipeline({
+            var pipeline = SpecPipeline()
+            pipeline.models = [Specs.featureVectorizer(UInt64(dimension), input: "input")]
+            return pipeline
+        }()), [("input", Specs.int64Dictionary)], [("vector", Specs.array(dimension))])
+        let data = try Specs.data(model)
+        #expect(data.count < 200)
+        let loaded = try CoreMLModel(fileData: data)
+        let error = try #require(throws: CoreMLError.self) { try loaded.prediction(from: ["input": .int64Dictionary([3: 1])]) }
+        #expect(error.code == .invalidModel)
+        #expect(error.reason == "output 'vector': it would expand a sparse array of 1073741824 elements, more than the "
+                + "1048576 this model's size allows")
+    }
+
     @Test("Prediction inputs of the wrong type, size or key are refused, naming the input")
     func badInputs() throws {
         let model = try CoreMLModel(fileData: try Specs.data(Specs.valid))

@@ -48,6 +48,12 @@ enum Value: Sendable {
         }
     }
 
+    /// The value's type as messages name it (`an array of 3`), without expanding a sparse array.
+    var typeName: String {
+        if case .vector(let vector) = self { return "an array of \(vector.dimension)" }
+        return featureValue.typeName
+    }
+
     /// The value of a public feature value.
     init(_ value: CoreMLFeatureValue) {
         switch value {

@@ -54,11 +54,17 @@ struct Plan: Sendable {
     }
 
     /// The outputs, by name, once the stages have run.
-    func outputValues(_ slots: [Value?]) -> [String: CoreMLFeatureValue] {
+    /// - Throws: ``CoreMLError`` (`invalidModel`) for a sparse array output that would expand
+    ///   past ``denseLimit``: its size comes from the file, not from the input.
+    func outputValues(_ slots: [Value?]) throws -> [String: CoreMLFeatureValue] {
         var result: [String: CoreMLFeatureValue] = [:]
         for output in outputs {
             guard let value = slots[output.slot] else { continue }
-            result[output.name] = Self.convert(value, to: output.kind).featureValue
+            let converted = Self.convert(value, to: output.kind)
+            if case .vector(let vector) = converted, case .sparse = vector.storage, vector.dimension > denseLimit {
+                throw CoreMLError(.invalidModel, "output '\(output.name)': \(expansionFailure(vector.dimension, denseLimit))")
+            }
+            result[output.name] = converted.featureValue
         }
         return result
     }
@@ -77,7 +83,7 @@ struct Plan: Sendable {
             }
             return value
         default:
-            throw CoreMLError(.invalidInput, "\(feature): expected \(kind), got \(value.featureValue.typeName)")
+            throw CoreMLError(.invalidInput, "\(feature): expected \(kind), got \(value.typeName)")
         }
     }
 

@@ -88,11 +88,21 @@ public struct CoreMLModel: Sendable {
     /// - Throws: As ``init(contentsOf:decryptor:)``, except for the errors of evaluation
     ///   (`invalidModel`, `unsupportedModelType`).
     public static func info(contentsOf url: URL, decryptor: CoreMLArchiveDecryptor? = nil) throws -> CoreMLModelInfo {
-        let data = try read(url)
+        try info(fileData: read(url), source: url.path, decryptor: decryptor)
+    }
+
+    /// ``info(contentsOf:decryptor:)`` of the bytes of a `.mlmodel` or of a model archive: for
+    /// callers that hold the bytes already, and for fuzzing.
+    /// - Parameters:
+    ///   - fileData: The file's bytes.
+    ///   - source: A name for error messages, such as the file's path.
+    ///   - decryptor: For an encrypted archive: decrypts its files.
+    /// - Throws: As ``info(contentsOf:decryptor:)``.
+    public static func info(fileData: Data, source: String? = nil, decryptor: CoreMLArchiveDecryptor? = nil) throws -> CoreMLModelInfo {
         do {
-            return CoreMLModelInfo(try specification(of: data, decryptor: decryptor))
+            return CoreMLModelInfo(try specification(of: fileData, decryptor: decryptor))
         } catch let error as CoreMLError {
-            throw error.inFile(url.path)
+            throw error.inFile(source)
         }
     }
 
@@ -101,12 +111,20 @@ public struct CoreMLModel: Sendable {
     /// - Parameter url: The file.
     /// - Throws: ``CoreMLError`` for a file that cannot be read, or a damaged archive.
     public static func archiveKeyIdentifier(contentsOf url: URL) throws -> String? {
-        let data = try read(url)
-        guard ModelArchive.isArchive(data) else { return nil }
+        try archiveKeyIdentifier(fileData: read(url), source: url.path)
+    }
+
+    /// ``archiveKeyIdentifier(contentsOf:)`` of a file's bytes.
+    /// - Parameters:
+    ///   - fileData: The file's bytes.
+    ///   - source: A name for error messages, such as the file's path.
+    /// - Throws: ``CoreMLError`` for a damaged archive.
+    public static func archiveKeyIdentifier(fileData: Data, source: String? = nil) throws -> String? {
+        guard ModelArchive.isArchive(fileData) else { return nil }
         do {
-            return try ModelArchive.keyIdentifier(of: data)
+            return try ModelArchive.keyIdentifier(of: fileData)
         } catch let error as CoreMLError {
-            throw error.inFile(url.path)
+            throw error.inFile(source)
         }
     }
 
@@ -163,10 +181,11 @@ public struct CoreMLModel: Sendable {
     /// - Returns: The value of each output the model declares, by name.
     /// - Throws: ``CoreMLError`` (`invalidInput`) for a missing input, or one of the wrong type
     ///   or size, naming it; for an input a stage cannot take (an unknown category), naming
-    ///   the stage.
+    ///   the stage. `invalidModel` for a stage or an output that would expand a sparse array
+    ///   larger than the model's file justifies (2^20 elements, or the file's length in bytes).
     public func prediction(from inputs: [String: CoreMLFeatureValue]) throws -> [String: CoreMLFeatureValue] {
         var slots = try plan.slots(for: inputs)
         try plan.run(&slots)
-        return plan.outputValues(slots)
+        return try plan.outputValues(slots)
     }
 }

@@ -58,7 +58,7 @@ struct OneHotEncoderStage: Sendable {
             position = positions[category]
             if position == nil && !ignoresUnknown { throw StepFailure("unknown category \(category)") }
         case (_, let other):
-            throw StepFailure("expected a category, got \(other.featureValue.typeName)")
+            throw StepFailure("expected a category, got \(other.typeName)")
         }
         if sparseOutput { return .int64Dictionary(position.map { [Int64($0): 1] } ?? [:]) }
         return .vector(Vector(dimension: count, indices: position.map { [$0] } ?? [], values: position == nil ? [] : [1]))
@@ -116,7 +116,7 @@ struct CategoricalMappingStage: Sendable {
             guard let value = map[key] ?? fallback else { throw StepFailure("unknown input \(key) and no default") }
             return .string(value)
         case (_, let other):
-            throw StepFailure("unexpected input: \(other.featureValue.typeName)")
+            throw StepFailure("unexpected input: \(other.typeName)")
         }
     }
 }

@@ -71,7 +71,7 @@ struct DictVectorizerStage: Sendable {
                 if let position = positions[key] { entries.append((position, value)) }
             }
         case (_, let other):
-            throw StepFailure("expected a dictionary, got \(other.featureValue.typeName)")
+            throw StepFailure("expected a dictionary, got \(other.typeName)")
         }
         // A dictionary's order changes from process to process; in the vocabulary's order, the
         // sums of later stages come out the same to the last bit every time.

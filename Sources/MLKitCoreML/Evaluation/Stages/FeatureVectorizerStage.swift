@@ -95,7 +95,7 @@ struct FeatureVectorizerStage: Sendable {
                 body(Int(key), value)
             }
         case let other:
-            throw StepFailure("input \(position + 1): cannot put \(other.featureValue.typeName) into an array")
+            throw StepFailure("input \(position + 1): cannot put \(other.typeName) into an array")
         }
     }
 }

@@ -62,7 +62,7 @@ struct LinearScores: Sendable {
         case .int64(let value) where columns == 1:
             for row in 0..<rows { scores[row] += weights[row] * Double(value) }
         case let other:
-            throw StepFailure("its input is \(other.featureValue.typeName), not an array of \(columns)")
+            throw StepFailure("its input is \(other.typeName), not an array of \(columns)")
         }
         return scores
     }

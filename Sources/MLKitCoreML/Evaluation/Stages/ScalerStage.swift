@@ -56,7 +56,7 @@ struct ScalerStage: Sendable {
             for index in values.indices { values[index] = scale(index) * (values[index] + shift(index)) }
             return .vector(Vector(dense: values, shape: vector.shape))
         case let other:
-            throw StepFailure("cannot scale \(other.featureValue.typeName)")
+            throw StepFailure("cannot scale \(other.typeName)")
         }
     }
 }
