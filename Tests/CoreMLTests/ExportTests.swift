@@ -179,6 +179,30 @@ struct ExportTests {
         #expect(input["input"] == .int64Dictionary(classifier.featurizerConfiguration.hashedTermFrequencies(for: text)))
     }
 
+    @Test("A model whose inverse document frequencies are not all finite is not exported, naming the feature")
+    func nonFiniteIDF() throws {
+        // Found by the coreml-model fuzzer: mlkit loads such a file, and its export held a NaN
+        // scale value, which the Core ML reader refuses.
+        let trained = try hashedNaiveBayes(Corpus.training(), bits: 8, weighting: .tfidf)
+        let container = try ModelContainer.decode(trained.modelFileData(), file: nil, knownSections: ModelFileSection.all)
+        let sections = container.sections.values.sorted { $0.name < $1.name }.map { section in
+            var bytes = Data(section.bytes)
+            if section.name == "features.idf" {
+                withUnsafeBytes(of: Float.nan) { bytes.replaceSubrange(12..<16, with: $0) }
+            }
+            return ModelContainer.OutputSection(name: section.name, type: section.type, count: bytes.count) { emit in
+                try bytes.withUnsafeBytes { try emit($0) }
+            }
+        }
+        #expect(container.sections["features.idf"] != nil)
+        let classifier = try TextClassifier(modelFileData: ModelContainer.encode(header: container.header, sections: sections),
+                                            source: "nan-idf.mlkit")
+        #expect(throws: CoreMLError(.notExportable, "the model's inverse document frequency of feature 3 is nan, not a finite "
+                                    + "number, which Core ML's scaler cannot hold")) {
+            try classifier.coreMLModelData()
+        }
+    }
+
     @Test("The pipeline has the documented stages, types and metadata", arguments: [TextClassifierParameters.Algorithm.linearSVM, .naiveBayes])
     func layout(algorithm: TextClassifierParameters.Algorithm) throws {
         let trained = try TextClassifier(trainingData: Corpus.training(), parameters: .init(algorithm: algorithm))

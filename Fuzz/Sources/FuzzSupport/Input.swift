@@ -14,3 +14,10 @@ public enum FuzzInput {
         return (first, Data(data.dropFirst()))
     }
 }
+
+/// Stops the run on a finding, with its message on standard error: a release build drops the
+/// message of a `preconditionFailure`.
+public func finding(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("finding: \(message)\n".utf8))
+    preconditionFailure(message)
+}

@@ -143,6 +143,11 @@ struct CoreMLExporter {
             guard let idf = classifier.inverseDocumentFrequencies, idf.count == features else {
                 throw CoreMLError(.notExportable, "the model's TF-IDF weighting has no inverse document frequencies to export")
             }
+            // Core ML's scaler, and mlkit's reader of it, take finite numbers only.
+            if let position = idf.firstIndex(where: { !$0.isFinite }) {
+                throw CoreMLError(.notExportable, "the model's inverse document frequency of feature \(position) is "
+                                  + "\(idf[position]), not a finite number, which Core ML's scaler cannot hold")
+            }
             var scaler = SpecScaler()
             scaler.scaleValue = idf.map(Double.init)
             stages.append(Self.stage(.scaler(scaler), inputs: [(current, Self.arrayType(features))],
