@@ -203,6 +203,29 @@ struct ExportTests {
         }
     }
 
+    @Test("A model whose vocabulary lists a term twice is not exported, naming the term")
+    func duplicateTerm() throws {
+        // Found by the coreml-model fuzzer: mlkit looks features up by hash and loads such a
+        // file, and its export had a dictionary vectorizer that the Core ML reader refuses.
+        let trained = try TextClassifier(trainingData: Corpus.training(), parameters: .init(algorithm: .naiveBayes, validation: .none))
+        let terms = try #require(trained.vocabularyTerms)
+        let container = try ModelContainer.decode(trained.modelFileData(), file: nil, knownSections: ModelFileSection.all)
+        let sections = container.sections.values.sorted { $0.name < $1.name }.map { section in
+            guard section.name == ModelFileSection.vocabularyTerms else {
+                return ModelContainer.OutputSection(name: section.name, type: section.type, count: section.bytes.count) { emit in
+                    try Data(section.bytes).withUnsafeBytes { try emit($0) }
+                }
+            }
+            return ModelContainer.section(ModelFileSection.vocabularyTerms, strings: PackedStrings([terms[0], terms[0]] + terms.dropFirst(2)))
+        }
+        let classifier = try TextClassifier(modelFileData: ModelContainer.encode(header: container.header, sections: sections),
+                                            source: "duplicate-term.mlkit")
+        #expect(throws: CoreMLError(.notExportable, "the model's vocabulary lists the key \"\(terms[0])\" twice (features 0 "
+                                    + "and 1), which Core ML's dictionary vectorizer cannot hold")) {
+            try classifier.coreMLModelData()
+        }
+    }
+
     @Test("The pipeline has the documented stages, types and metadata", arguments: [TextClassifierParameters.Algorithm.linearSVM, .naiveBayes])
     func layout(algorithm: TextClassifierParameters.Algorithm) throws {
         let trained = try TextClassifier(trainingData: Corpus.training(), parameters: .init(algorithm: algorithm))

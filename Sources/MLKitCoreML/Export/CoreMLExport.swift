@@ -112,6 +112,15 @@ struct CoreMLExporter {
             guard let terms = classifier.vocabularyTerms, terms.count == features else {
                 throw CoreMLError(.notExportable, "the model's vocabulary has no key strings to export")
             }
+            // A Core ML dictionary vectorizer maps each key to one index; a damaged file's
+            // vocabulary may list a term twice (prediction looks features up by hash).
+            var firstIndex: [String: Int] = [:]
+            for (index, term) in terms.enumerated() {
+                if let first = firstIndex.updateValue(index, forKey: term) {
+                    throw CoreMLError(.notExportable, "the model's vocabulary lists the key \"\(term)\" twice (features "
+                                      + "\(first) and \(index)), which Core ML's dictionary vectorizer cannot hold")
+                }
+            }
             keyBytes = terms.reduce(0) { $0 + $1.utf8.count + 3 }
             try checkSize(features * rows * 8 + keyBytes)
             var vector = SpecStringVector()
