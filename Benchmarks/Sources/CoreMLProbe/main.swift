@@ -2,8 +2,8 @@ import Foundation
 import MLKit
 import MLKitCoreML
 
-// mlkit's side of the Core ML benchmarks in Benchmarks/coreml/ (`swift build -c release --product
-// CoreMLProbe`; run.sh builds and runs it):
+// mlkit's side of the Core ML benchmarks in Benchmarks/coreml/ (`swift build -c release
+// --package-path Benchmarks --product CoreMLProbe`; run.sh builds and runs it):
 //
 //   CoreMLProbe speed MODEL [--loads N] [--calls N] TEXT...
 //     loads MODEL N times, then labels each TEXT N times, and prints one JSON object: the
