@@ -24,12 +24,17 @@ enum ProcessSettings {
     }
 
     /// Keeps freed blocks of up to 1 GiB in the process for the next allocations, as
-    /// `FreedMemory.keepForReuse()` does for `mlkit train` (glibc only).
+    /// `FreedMemory.keepForReuse()` does for `mlkit train` (glibc only). `mallopt` and its
+    /// parameters are in `<malloc.h>`, which the Glibc module leaves out, so the function is
+    /// looked up and the parameters are glibc's values.
     static func keepFreedMemoryForReuse() {
-        #if canImport(Glibc)
-        _ = mallopt(M_MMAP_THRESHOLD, 1 << 30)
-        _ = mallopt(M_TOP_PAD, 64 << 20)
-        _ = mallopt(M_TRIM_THRESHOLD, 1 << 30)
+        #if os(Linux)
+        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "mallopt") else { return }
+        let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+        let trimThreshold: Int32 = -1, topPad: Int32 = -2, mmapThreshold: Int32 = -3
+        _ = mallopt(mmapThreshold, 1 << 30)
+        _ = mallopt(topPad, 64 << 20)
+        _ = mallopt(trimThreshold, 1 << 30)
         #endif
     }
 }
