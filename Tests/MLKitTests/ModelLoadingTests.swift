@@ -43,8 +43,8 @@ struct ModelLoadingTests {
         return container.sections.mapValues { Data($0.bytes) }
     }
 
-    @Test("Every golden file keeps its weights in place, predicts bit for bit as with copied weights, "
-          + "and writes the same sections", arguments: GoldenModels.files)
+    @Test("Every golden file keeps its weights in place, predicts bit for bit as with copied weights, and writes the same sections",
+          arguments: GoldenModels.files)
     func goldenFiles(version: Int, kind: String) throws {
         let url = GoldenModels.folder.appendingPathComponent(GoldenModels.name(version: version, kind: kind))
         let classifier = try TextClassifier(contentsOf: url)

@@ -29,15 +29,21 @@ struct FlatArray<Element: BitwiseCopyable>: @unchecked Sendable {
         count = values.count
     }
 
+    /// The smallest number of bytes used in place. `Data` keeps a few bytes inline, in the value
+    /// itself, where their address changes from one access to the next; from this size on its
+    /// bytes always lie in storage of their own, which does not move.
+    static var smallestInPlace: Int { 256 }
+
     /// The values stored little-endian in `bytes`, used in place when this machine is
-    /// little-endian and `bytes` is aligned for `Element`, else copied once into an array.
+    /// little-endian, `bytes` is aligned for `Element` and holds at least ``smallestInPlace``
+    /// bytes; else copied once into an array.
     /// - Precondition: `bytes.count` is a multiple of the element's size.
     init(littleEndian bytes: Data, fromLittleEndian: (Element) -> Element) {
         let size = MemoryLayout<Element>.size
         precondition(bytes.count % size == 0, "a whole number of values")
         let count = bytes.count / size
-        let aligned = bytes.withUnsafeBytes { raw in
-            raw.baseAddress.map { Int(bitPattern: $0) % MemoryLayout<Element>.alignment == 0 } ?? true
+        let aligned = bytes.count >= Self.smallestInPlace && bytes.withUnsafeBytes { raw in
+            raw.baseAddress.map { Int(bitPattern: $0) % MemoryLayout<Element>.alignment == 0 } ?? false
         }
         #if _endian(little)
         let inPlace = aligned
