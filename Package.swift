@@ -157,19 +157,6 @@ let package = Package(
             resources: [.copy("../../trained/sentiment.mlkit")],
             swiftSettings: strictSettings
         ),
-        .executableTarget(
-            name: "MLKitProbe",
-            dependencies: ["MLKit", "MLKitEncryption"],
-            path: "Sources/MLKitProbe",
-            swiftSettings: strictSettings
-        ),
-        // mlkit's side of the Core ML benchmark against onnxruntime (Benchmarks/coreml/).
-        .executableTarget(
-            name: "CoreMLProbe",
-            dependencies: ["MLKit", "MLKitCoreML"],
-            path: "Benchmarks/coreml/CoreMLProbe",
-            swiftSettings: strictSettings
-        ),
         // Child processes with deadlines, for the tests that run the built binary; the paths of
         // the fixtures and of the reference files beside the checkout; and the one launcher of
         // `mlkit serve` that the end-to-end suites share.

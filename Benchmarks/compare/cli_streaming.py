@@ -19,8 +19,9 @@ alternating order:
 
 Each command's output goes to /dev/null. For each process: wall seconds, user and system CPU
 seconds (wait4), and CPU use, (user + system) / wall. The load average is printed at the start
-and the end. Needs `swift build -c release --product mlkit`, `--product MLKitProbe`, the dataset
-in datasets/out/, and `fasttext` on the PATH.
+and the end. Needs `swift build -c release --product mlkit`, `swift build -c release
+--package-path Benchmarks --product MLKitProbe`, the dataset in datasets/out/, and `fasttext` on
+the PATH.
 """
 import argparse
 import json
@@ -55,7 +56,9 @@ def main() -> None:
     ap.add_argument("--documents", type=int, default=500_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--data-dir", default=str(REPO / "datasets/out"))
-    ap.add_argument("--bin", default=str(REPO / ".build/release"))
+    ap.add_argument("--bin", default=str(REPO / ".build/release"), help="folder of the release mlkit binary")
+    ap.add_argument("--probe", default=str(REPO / "Benchmarks/.build/release/MLKitProbe"),
+                    help="the release MLKitProbe binary")
     ap.add_argument("--fasttext", default="fasttext")
     ap.add_argument("--nice-peer", action="store_true", help="also run each mlkit command beside a niced busy loop")
     args = ap.parse_args()
@@ -63,7 +66,7 @@ def main() -> None:
     data = Path(args.data_dir)
     (xtr, ytr), (xte, _) = load_split(data, args.dataset, "train"), load_split(data, args.dataset, "test")
     repeat = -(-args.documents // len(xte))
-    mlkit, probe = f"{args.bin}/mlkit", f"{args.bin}/MLKitProbe"
+    mlkit, probe = f"{args.bin}/mlkit", args.probe
     print(f"load average at start: {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)

@@ -4,8 +4,8 @@ Wabbit) on the mlkit datasets and record accuracy, macro-F1, speed, memory and
 model size.  Benchmarks/compare/run.sh calls it; on its own:
 
     python3 Benchmarks/compare/compare.py --datasets vader-sentiment fortunes-topic \
-        --out results/compare.json [--quick] [--mlkit-probe .build/release/MLKitProbe \
-        --mlkit-cli .build/release/mlkit]
+        --out results/compare.json [--quick] \
+        [--mlkit-probe Benchmarks/.build/release/MLKitProbe --mlkit-cli .build/release/mlkit]
 
 Each (dataset, method) pair runs in fresh child processes, one method at a
 time, up to REPS times (default 3): a repetition is repeated only while the
@@ -19,7 +19,7 @@ dataset the peers run first, then mlkit.
 A peer child (this script with --worker) loads the dataset's train/test JSON,
 trains, saves the model to disk, predicts the whole test set (best of PASSES
 passes), then measures single-document latency and writes its predictions.
-An mlkit child is `MLKitProbe compare` (Sources/MLKitProbe/Comparison.swift),
+An mlkit child is `MLKitProbe compare` (Benchmarks/Sources/MLKitProbe/Comparison.swift),
 a release binary that does the same steps in Swift.  The parent waits for
 each child with os.wait4, whose rusage gives that child's own peak RSS.
 Reported per method:
@@ -507,7 +507,8 @@ def main() -> None:
                     "default results/compare-<UTC time>.json")
     ap.add_argument("--data-dir", default="datasets/out",
                     help="folder with NAME.train.json / NAME.test.json (relative to the repo root)")
-    ap.add_argument("--mlkit-probe", help="release MLKitProbe binary: runs the mlkit methods "
+    ap.add_argument("--mlkit-probe", help="release MLKitProbe binary (swift build -c release "
+                    "--package-path Benchmarks --product MLKitProbe): runs the mlkit methods "
                     "(without it, only the peers run)")
     ap.add_argument("--mlkit-cli", help="release mlkit binary: `mlkit evaluate` checks the "
                     "first repetition's model file")

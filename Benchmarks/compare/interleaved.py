@@ -13,8 +13,9 @@ goes first. A pass covers the test set repeated up to at least 20,000 documents 
 list for both), so that a pass lasts tens of milliseconds rather than a few. The ratio of each round is mlkit's documents/s over fastText's; the median over
 the rounds is the figure to quote, with its range.
 
-Needs the release build (`swift build -c release`), the datasets (datasets/out/) and this
-folder's venv. Writes results/interleaved-<UTC time>.json and prints a Markdown table.
+Needs the release builds of `mlkit` (`swift build -c release --product mlkit`) and of
+`MLKitProbe` (`swift build -c release --package-path Benchmarks --product MLKitProbe`), the
+datasets (datasets/out/) and this folder's venv. Writes results/interleaved-<UTC time>.json and prints a Markdown table.
 """
 import argparse
 import json
@@ -39,7 +40,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--min-documents", type=int, default=20_000, help="documents per pass, at least")
     ap.add_argument("--data-dir", default=str(REPO / "datasets/out"))
-    ap.add_argument("--bin", default=str(REPO / ".build/release"), help="folder of the release binaries")
+    ap.add_argument("--bin", default=str(REPO / ".build/release"), help="folder of the release mlkit binary")
+    ap.add_argument("--probe", default=str(REPO / "Benchmarks/.build/release/MLKitProbe"),
+                    help="the release MLKitProbe binary")
     args = ap.parse_args()
 
     data = Path(args.data_dir)
@@ -54,7 +57,7 @@ def main() -> None:
             model = work / "model.mlkit"
             subprocess.run([f"{args.bin}/mlkit", "train", str(data / f"{dataset}.train.json"), "-o", str(model)],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            child = subprocess.Popen([f"{args.bin}/MLKitProbe", "passes", str(model),
+            child = subprocess.Popen([args.probe, "passes", str(model),
                                       str(data / f"{dataset}.test.json"), str(repeat)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
             ready = child.stdout.readline().split()

@@ -10,7 +10,7 @@
 #   1. create/update the venv Benchmarks/compare/.venv from requirements.txt
 #      (git-ignored; re-installed only when requirements.txt changes);
 #   2. build the datasets into datasets/out/ if any is missing;
-#   3. build mlkit in release mode (the MLKitProbe and mlkit products);
+#   3. build mlkit in release mode (the mlkit product, and MLKitProbe of the Benchmarks package);
 #   4. run every method, peers then mlkit, dataset by dataset (compare.py):
 #      results/compare-<time>.json;
 #   5. write results/report-<time>.md and results/chart-<time>.png (report.py).
@@ -30,6 +30,7 @@ RESULTS="$HERE/results"
 OUT="$RESULTS/compare-$STAMP.json"
 DATASETS=(vader-sentiment vader-sentiment-3 fortunes-topic fortunes-language debian-sections wordnet-lexnames wordnet-hypernyms)
 BIN="$REPO/.build/release"
+PROBE="$REPO/Benchmarks/.build/release/MLKitProbe"
 
 log() { printf '\n== %s (%s, load %s)\n' "$*" "$(date -u +%H:%M:%S)" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
 
@@ -65,13 +66,14 @@ build_datasets() {
 
 build_mlkit() {
     log "building mlkit in release mode (swift build -c release)"
-    # One build for both products: they share the MLKit module.
-    (cd "$REPO" && swift build -c release --product MLKitProbe && swift build -c release --product mlkit)
+    # MLKitProbe lives in the Benchmarks package, which builds mlkit's library again in its own .build.
+    (cd "$REPO" && swift build -c release --package-path Benchmarks --product MLKitProbe \
+        && swift build -c release --product mlkit)
 }
 
 run_compare() {
     log "comparison -> ${OUT#"$REPO/"}"
-    "$PY" "$HERE/compare.py" --out "$OUT" --mlkit-probe "$BIN/MLKitProbe" --mlkit-cli "$BIN/mlkit" \
+    "$PY" "$HERE/compare.py" --out "$OUT" --mlkit-probe "$PROBE" --mlkit-cli "$BIN/mlkit" \
         --setup-seconds "$1" "${@:2}"
 }
 

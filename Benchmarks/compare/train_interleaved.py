@@ -33,7 +33,7 @@ def mlkit_train_seconds(dataset: str) -> float:
     """One training of mlkit's default in a fresh `MLKitProbe compare` process."""
     with tempfile.TemporaryDirectory(prefix="train-interleaved-") as work:
         result = Path(work) / "result.json"
-        subprocess.run([str(REPO / ".build" / "release" / "MLKitProbe"), "compare",
+        subprocess.run([str(REPO / "Benchmarks" / ".build" / "release" / "MLKitProbe"), "compare",
                         str(DATA / f"{dataset}.train.json"), str(DATA / f"{dataset}.test.json"),
                         "--algorithm", "default", "--model", str(Path(work) / "model.mlkit"),
                         "--result", str(result), "--latency-calls", "1", "--predict-passes", "1"],

@@ -27,8 +27,8 @@ if [ ! -x "$venv/bin/python" ] || ! cmp -s Benchmarks/coreml/requirements.txt "$
     "$venv/bin/pip" install -q -r Benchmarks/coreml/requirements.txt
     cp Benchmarks/coreml/requirements.txt "$venv/requirements.txt"
 fi
-swift build -c release --product CoreMLProbe >&2
-probe="$(swift build -c release --show-bin-path)/CoreMLProbe"
+swift build -c release --package-path Benchmarks --product CoreMLProbe >&2
+probe="$(swift build -c release --package-path Benchmarks --show-bin-path)/CoreMLProbe"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

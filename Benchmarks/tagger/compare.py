@@ -22,7 +22,7 @@ The peers (Benchmarks/tagger/requirements.txt, in the git-ignored .venv-tagger):
     icu              ICU's dictionary word break, as `mlkit tokenize --tokenizer icu
                      --locale zh` finds words; segmentation only
 
-and mlkit through `MLKitProbe tagger` (Sources/MLKitProbe/TaggerComparison.swift):
+and mlkit through `MLKitProbe tagger` (Benchmarks/Sources/MLKitProbe/TaggerComparison.swift):
 mlkit-default (`auto`, what `mlkit train` does with no flags), mlkit-crf and
 mlkit-perceptron.
 
@@ -274,7 +274,7 @@ def main() -> None:
     parser.add_argument("--worker", nargs=3, metavar=("METHOD", "DATASET", "OUT"))
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--methods", nargs="+")
-    parser.add_argument("--probe", default=str(REPO / ".build/release/MLKitProbe"))
+    parser.add_argument("--probe", default=str(REPO / "Benchmarks/.build/release/MLKitProbe"))
     parser.add_argument("--cli", default=str(REPO / ".build/release/mlkit"))
     parser.add_argument("--out")
     parser.add_argument("--data", help="the folder of the datasets (default datasets/out)")

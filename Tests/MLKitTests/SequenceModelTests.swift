@@ -37,6 +37,31 @@ private func allLabelings(_ model: LinearChainModel, scores: [Float], length: In
     return result
 }
 
+/// Viterbi one label at a time, with a strict comparison in increasing label order: the
+/// reference that the decoder's SIMD lanes must reproduce exactly.
+private func scalarViterbi(_ model: LinearChainModel, scores: [Float], length: Int) -> [Int32] {
+    let labels = model.labelCount
+    var current = (0..<labels).map { model.start[$0] + scores[$0] }
+    var pointers = [[Int32]](repeating: [Int32](repeating: 0, count: labels), count: length)
+    for t in 1..<max(1, length) {
+        var next = [Float](repeating: 0, count: labels)
+        for j in 0..<labels {
+            var best = current[0] + model.transitions[j]
+            for i in 1..<labels where current[i] + model.transitions[i * labels + j] > best {
+                best = current[i] + model.transitions[i * labels + j]
+                pointers[t][j] = Int32(i)
+            }
+            next[j] = best + scores[t * labels + j]
+        }
+        current = next
+    }
+    var best = 0
+    for j in 1..<max(1, labels) where current[j] + model.end[j] > current[best] + model.end[best] { best = j }
+    var path = [Int32](repeating: Int32(best), count: length)
+    for t in stride(from: length - 1, to: 0, by: -1) { path[t - 1] = pointers[t][Int(path[t])] }
+    return path
+}
+
 @Suite("Sequence models: the algorithms against brute force")
 struct SequenceAlgorithmTests {
     @Test("Viterbi finds the labeling with the highest score", arguments: [1, 2, 5])
@@ -53,6 +78,28 @@ struct SequenceAlgorithmTests {
             }
         }
         #expect(path.map(Int.init) == best)
+    }
+
+    @Test("Viterbi's lanes give the path of the scalar recursion, ties to the lowest label",
+          arguments: [1, 2, 7, 8, 9, 16, 23, 44])
+    func viterbiLanes(labels: Int) {
+        var generator = SplitMix64(seed: UInt64(labels))
+        // Weights on a grid of quarters, so equal sums (ties) are common and exact.
+        func weight() -> Float { Float(Int(generator.nextFloat() * 16) - 8) / 4 }
+        let model = LinearChainModel(labelCount: labels, features: StateFeatures(rowStarts: [0], pairLabels: []),
+                                     pairWeights: [], transitions: (0..<(labels * labels)).map { _ in weight() },
+                                     start: (0..<labels).map { _ in weight() }, end: (0..<labels).map { _ in weight() })
+        var workspace = Viterbi.Workspace()
+        for length in [1, 2, 3, 17, 60] {
+            let scores = (0..<(length * labels)).map { _ in weight() }
+            var path = [Int32](repeating: -1, count: length)
+            model.withViews { views in
+                path.withUnsafeMutableBufferPointer { path in
+                    Viterbi.decode(scores: scores, length: length, model: views, workspace: &workspace, path: path.baseAddress!)
+                }
+            }
+            #expect(path == scalarViterbi(model, scores: scores, length: length), "\(labels) labels, \(length) tokens")
+        }
     }
 
     @Test("Forward-backward gives log Z and the marginals of every token",

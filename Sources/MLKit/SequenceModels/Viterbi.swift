@@ -3,6 +3,11 @@
 enum Viterbi {
     /// Finds the labels with the highest total score. Of equal scores, the lowest label wins,
     /// so the result never depends on anything but the scores.
+    ///
+    /// Each step takes, for every label `j`, the best of `current[i] + transitions[i][j]` over
+    /// the previous labels `i`, in increasing `i` with a strict comparison. Eight labels `j` go
+    /// through that scan at once in SIMD lanes; each lane does the scalar loop's additions and
+    /// comparisons in the scalar loop's order, so the path is the same on every processor.
     /// - Parameters:
     ///   - scores: The state scores, `length × L`, row-major.
     ///   - length: The number of tokens, at least 1.
@@ -18,22 +23,8 @@ enum Viterbi {
                 var current = running.baseAddress!, next = current + labels
                 for j in 0..<labels { current[j] = model.start[j] + scores[j] }
                 for t in 1..<max(1, length) {
-                    let pointers = backPointers.baseAddress! + t * labels
-                    for j in 0..<labels {
-                        next[j] = current[0] + model.transitions[j]
-                        pointers[j] = 0
-                    }
-                    for i in 1..<max(1, labels) {
-                        let from = current[i]
-                        let row = model.transitions + i * labels
-                        for j in 0..<labels {
-                            let candidate = from + row[j]
-                            if candidate > next[j] {
-                                next[j] = candidate
-                                pointers[j] = Int32(i)
-                            }
-                        }
-                    }
+                    step(from: current, transitions: model.transitions, labels: labels, into: next,
+                         pointers: backPointers.baseAddress! + t * labels)
                     let stateScores = scores + t * labels
                     for j in 0..<labels { next[j] += stateScores[j] }
                     swap(&current, &next)
@@ -52,6 +43,46 @@ enum Viterbi {
                 }
             }
         }
+    }
+
+    /// One step of the recursion: `next[j] = max over i of current[i] + transitions[i × L + j]`,
+    /// the first `i` of the maximum in `pointers[j]`.
+    @inline(__always)
+    private static func step(from current: UnsafePointer<Float>, transitions: UnsafePointer<Float>, labels: Int,
+                             into next: UnsafeMutablePointer<Float>, pointers: UnsafeMutablePointer<Int32>) {
+        typealias Lanes = SIMD8<Float>
+        var j = 0
+        while j + Lanes.scalarCount <= labels {
+            var best = Lanes(repeating: current[0]) + load(transitions + j)
+            var from = SIMD8<Int32>(repeating: 0)
+            for i in 1..<labels {
+                let candidate = Lanes(repeating: current[i]) + load(transitions + i * labels + j)
+                let better = candidate .> best
+                best.replace(with: candidate, where: better)
+                from.replace(with: Int32(i), where: better)
+            }
+            UnsafeMutableRawPointer(next + j).storeBytes(of: best, as: Lanes.self)
+            UnsafeMutableRawPointer(pointers + j).storeBytes(of: from, as: SIMD8<Int32>.self)
+            j += Lanes.scalarCount
+        }
+        for j in j..<labels {
+            var best = current[0] + transitions[j]
+            var from: Int32 = 0
+            for i in 1..<labels {
+                let candidate = current[i] + transitions[i * labels + j]
+                if candidate > best {
+                    best = candidate
+                    from = Int32(i)
+                }
+            }
+            next[j] = best
+            pointers[j] = from
+        }
+    }
+
+    @inline(__always)
+    private static func load(_ pointer: UnsafePointer<Float>) -> SIMD8<Float> {
+        UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Float>.self)
     }
 
     /// Buffers reused from one sentence to the next.

@@ -1,5 +1,5 @@
-// mlkit's speed probe: `swift run -c release MLKitProbe` prints MB/s for the text pipeline
-// and the math kernels, each beside a peer measured in the same run, so that the figures in
+// mlkit's speed probe: `swift run -c release --package-path Benchmarks MLKitProbe` prints MB/s
+// for the text pipeline, each beside a peer measured in the same run, so that the figures in
 // docs/benchmarks.md are easy to reproduce. Each figure is the best of several rounds on one
 // thread, timed by that thread's CPU clock (CLOCK_THREAD_CPUTIME_ID): on a shared machine,
 // other processes stretch wall time but hardly the CPU time of the work itself. Compare
@@ -9,17 +9,17 @@ import MLKit
 
 // As the `mlkit` command does: BLAS calls stay on the calling thread, and OpenBLAS's idle
 // worker threads do not compete with mlkit's for the cores.
-BLASThreads.useCallingThreadOnly()
+ProcessSettings.useCallingThreadOnlyForBLAS()
 
 // `compare` is the peer comparison's mlkit side (Comparison.swift): it reads datasets, not the
 // corpora below, so it runs before they are built.
 if CommandLine.arguments.dropFirst().first == "compare" {
-    FreedMemory.keepForReuse()  // as `mlkit train` does
+    ProcessSettings.keepFreedMemoryForReuse()  // as `mlkit train` does
     exit(runComparison(Array(CommandLine.arguments.dropFirst(2))))
 }
 // `tagger` is the word-tagger comparison's mlkit side (TaggerComparison.swift).
 if CommandLine.arguments.dropFirst().first == "tagger" {
-    FreedMemory.keepForReuse()
+    ProcessSettings.keepFreedMemoryForReuse()
     exit(runTaggerComparison(Array(CommandLine.arguments.dropFirst(2))))
 }
 // `passes` is the interleaved prediction benchmark's mlkit side (PredictionPasses.swift).
@@ -131,7 +131,8 @@ func featurizerMBps(_ featurizer: Featurizer, _ documents: [String]) -> Double {
 }
 
 /// Sections to run: all by default, or those named on the command line
-/// (`tokenizer`, `featurizer`, `kernels`).
+/// (`tokenizer`, `featurizer`, `json`, `encryption`; `predict`, `vocabulary` and the `profile-`
+/// sections only when named).
 let sections = Set(CommandLine.arguments.dropFirst())
 func wants(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -251,7 +252,7 @@ if wants("json") {
 if sections.contains("predict") {
     // Prediction with the bundled sentiment model: batch documents per second on the VADER test
     // sentences (both cores, wall clock), and the latency of one short sentence (one thread).
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let root = repositoryRoot
     let classifier = try TextClassifier(contentsOf: root.appendingPathComponent("trained/sentiment.mlkit"))
     let test = try DatasetReader().read(contentsOf: root.appendingPathComponent("datasets/out/vader-sentiment.test.json"))
     let texts = Array(repeating: test.examples.map(\.text), count: 20).flatMap { $0 }
@@ -270,22 +271,6 @@ if sections.contains("predict") {
     row("one short sentence, one thread", single / Double(calls) * 1e9, "ns")
 }
 
-if wants("kernels") {
-print("")
-let blas = _KernelBenchmark.matrixProductGFLOPS(size: 512, useBLAS: true)
-let simd = _KernelBenchmark.matrixProductGFLOPS(size: 512, useBLAS: false)
-row("dense 512³ product, BLAS sgemm", blas, "GFLOP/s", peer: ("SIMD kernel", simd))
-let rows = _KernelBenchmark.sparseScoresNanoseconds(features: 50_000, classes: 20, nonzeros: 30, useBLAS: false)
-let saxpy = _KernelBenchmark.sparseScoresNanoseconds(features: 50_000, classes: 20, nonzeros: 30, useBLAS: true)
-row("sparse doc (30 nnz) × 50k×20, SIMD rows", rows, "ns/doc", peer: ("saxpy per nnz", saxpy))
-// The same documents against 1k rows (80 kB, in the core's L2 cache): the kernel's own cost,
-// without the cache misses of a 4 MB matrix.
-let cachedRows = _KernelBenchmark.sparseScoresNanoseconds(features: 1_000, classes: 20, nonzeros: 30, useBLAS: false)
-let cachedSaxpy = _KernelBenchmark.sparseScoresNanoseconds(features: 1_000, classes: 20, nonzeros: 30, useBLAS: true)
-row("sparse doc (30 nnz) × 1k×20, in cache, SIMD", cachedRows, "ns/doc", peer: ("saxpy per nnz", cachedSaxpy))
-}
-
 if wants("encryption") {
-    try encryptionProbe(root: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent())
+    try encryptionProbe(root: repositoryRoot)
 }

@@ -2,8 +2,8 @@ import Foundation
 import MLKit
 import MLKitCoreML
 
-// mlkit's side of the Core ML benchmarks in Benchmarks/coreml/ (`swift build -c release --product
-// CoreMLProbe`; run.sh builds and runs it):
+// mlkit's side of the Core ML benchmarks in Benchmarks/coreml/ (`swift build -c release
+// --package-path Benchmarks --product CoreMLProbe`; run.sh builds and runs it):
 //
 //   CoreMLProbe speed MODEL [--loads N] [--calls N] TEXT...
 //     loads MODEL N times, then labels each TEXT N times, and prints one JSON object: the
@@ -77,39 +77,6 @@ func runCoreMLSpeed(_ arguments: [String]) -> Int32 {
     }
 }
 
-/// The probabilities of `classifier` for `text` from its weights and featurizer's settings, in
-/// double precision, as `docs/coreml.md` states its formulas: term frequencies, IDF, L2, scores,
-/// then softmax or Platt's sigmoids. (For vocabulary models: the datasets' models.)
-func formulaProbabilities(_ classifier: TextClassifier, positions: [String: Int], _ text: String) -> [Double] {
-    let weights = classifier.linearWeights!
-    let configuration = classifier.featurizerConfiguration
-    var x: [Int: Double] = [:]
-    for (key, value) in configuration.termFrequencies(for: text) {
-        if let index = positions[key] { x[index, default: 0] += value }
-    }
-    if let idf = classifier.inverseDocumentFrequencies { for index in x.keys { x[index]! *= Double(idf[index]) } }
-    if configuration.l2Normalize {
-        let norm = x.values.reduce(0) { $0 + $1 * $1 }.squareRoot()
-        if norm > 0 { for index in x.keys { x[index]! /= norm } }
-    }
-    let classes = weights.classes
-    var scores = weights.bias.map(Double.init)
-    for (index, value) in x.sorted(by: { $0.key < $1.key }) {
-        for label in 0..<classes { scores[label] += value * Double(weights.weights[index * classes + label]) }
-    }
-    switch weights.probability {
-    case .softmax(let temperature):
-        let largest = scores.max()!
-        let exponentials = scores.map { exp(($0 - largest) / Double(temperature)) }
-        let total = exponentials.reduce(0, +)
-        return exponentials.map { $0 / total }
-    case .platt(let a, let b):
-        let sigmoids = (0..<classes).map { 1 / (1 + exp(Double(a[$0]) * scores[$0] + Double(b[$0]))) }
-        let total = sigmoids.reduce(0, +)
-        return sigmoids.map { $0 / total }
-    }
-}
-
 func runCoreMLExportCheck(_ arguments: [String]) -> Int32 {
     guard arguments.count >= 2 else {
         FileHandle.standardError.write(Data("usage: CoreMLProbe export TRAIN TEST [ALGORITHM...]\n".utf8))
@@ -123,26 +90,23 @@ func runCoreMLExportCheck(_ arguments: [String]) -> Int32 {
         let train = try DatasetReader().read(contentsOf: URL(fileURLWithPath: arguments[0]))
         let test = try DatasetReader().read(contentsOf: URL(fileURLWithPath: arguments[1]))
         print("algorithm  labels  test texts  |Δp| from the model: largest  mean      texts past 1e-6"
-              + "  from the formulas: largest  same labels  .mlmodel bytes")
+              + "  same labels  .mlmodel bytes")
         for name in names {
             guard let algorithm = TextClassifierParameters.Algorithm(rawValue: name) else { return 64 }
             let classifier = try TextClassifier(trainingData: train, parameters: .init(algorithm: algorithm))
             let data = try classifier.coreMLModelData()
             let exported = try CoreMLModel(fileData: data)
-            let positions = Dictionary((classifier.vocabularyTerms ?? []).enumerated().map { ($1, $0) }) { first, _ in first }
-            var largest = 0.0, total = 0.0, past = 0, same = 0, count = 0, fromFormulas = 0.0
+            var largest = 0.0, total = 0.0, past = 0, same = 0, count = 0
             let labels = classifier.labels
             for example in test.examples {
                 let original = classifier.predictedLabelHypotheses(for: example.text, maximumCount: labels.count)
                 let converted = try exported.predictedLabelHypotheses(for: example.text, maximumCount: labels.count)
-                let formulas = formulaProbabilities(classifier, positions: positions, example.text)
                 var textLargest = 0.0
-                for (index, label) in labels.enumerated() {
+                for label in labels {
                     let difference = abs(original[label]! - converted[label]!)
                     textLargest = max(textLargest, difference)
                     total += difference
                     count += 1
-                    fromFormulas = max(fromFormulas, abs(formulas[index] - converted[label]!))
                 }
                 largest = max(largest, textLargest)
                 if textLargest > 1e-6 { past += 1 }
@@ -150,7 +114,7 @@ func runCoreMLExportCheck(_ arguments: [String]) -> Int32 {
             }
             print(column(name, 9) + column(String(labels.count), 8) + column(String(test.examples.count), 12)
                   + column(String(format: "%.2e", largest), 29) + column(String(format: "%.2e", total / Double(max(count, 1))), 10)
-                  + column(String(past), 17) + column(String(format: "%.2e", fromFormulas), 28)
+                  + column(String(past), 17)
                   + column("\(same)/\(test.examples.count)", 13) + column(String(data.count), 16))
         }
         return 0
