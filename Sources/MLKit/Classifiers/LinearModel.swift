@@ -31,42 +31,70 @@ struct LinearModel: Sendable, Equatable {
     /// The number of classes.
     let classes: Int
     /// `features × classes` weights, feature-major; or, when ``storedRows`` is set, the rows of
-    /// those features only, in their order.
-    let weights: [Float]
+    /// those features only, in their order. A model read from a file uses the file's bytes in
+    /// place (``FlatArray``).
+    let weights: FlatArray<Float>
     /// The features whose rows ``weights`` holds, increasing, when it holds only those; every
     /// other row is zero. `nil` when ``weights`` holds every row.
     let storedRows: [Int32]?
+    /// For a model with ``storedRows``, when it was asked for: the position in ``storedRows`` of
+    /// each feature's row, or −1 for a zero row, `features` entries. A feature's row is then one
+    /// lookup away, at 4 bytes a feature rather than the `4 × classes` of the expanded matrix;
+    /// without it, a binary search in ``storedRows``.
+    let rowPositions: [Int32]?
     /// One bias per class.
     let bias: [Float]
     /// How scores become probabilities.
     let probability: ProbabilityMapping
 
     init(features: Int, classes: Int, weights: [Float], bias: [Float], probability: ProbabilityMapping) {
+        self.init(features: features, classes: classes, weights: FlatArray(weights), bias: bias, probability: probability)
+    }
+
+    init(features: Int, classes: Int, weights: FlatArray<Float>, bias: [Float], probability: ProbabilityMapping) {
         precondition(weights.count == features * classes && bias.count == classes)
         self.features = features
         self.classes = classes
         self.weights = weights
         self.storedRows = nil
+        self.rowPositions = nil
         self.bias = bias
         self.probability = probability
     }
 
     /// A model that holds only the rows of `rows`, increasing and below `features`: every other
     /// row is zero.
-    init(features: Int, classes: Int, rows: [Int32], weights: [Float], bias: [Float], probability: ProbabilityMapping) {
+    /// - Parameter indexed: Whether to build ``rowPositions``: `features` 32-bit entries, in one
+    ///   pass over `rows`.
+    init(features: Int, classes: Int, rows: [Int32], weights: FlatArray<Float>, bias: [Float],
+         probability: ProbabilityMapping, indexed: Bool = false) {
         precondition(weights.count == rows.count * classes && bias.count == classes)
         self.features = features
         self.classes = classes
         self.weights = weights
         self.storedRows = rows
+        if indexed {
+            var positions = [Int32](repeating: -1, count: features)
+            for (position, row) in rows.enumerated() { positions[Int(row)] = Int32(position) }
+            self.rowPositions = positions
+        } else {
+            self.rowPositions = nil
+        }
         self.bias = bias
         self.probability = probability
+    }
+
+    /// ``init(features:classes:rows:weights:bias:probability:indexed:)`` with the rows' weights
+    /// in an array.
+    init(features: Int, classes: Int, rows: [Int32], weights: [Float], bias: [Float], probability: ProbabilityMapping) {
+        self.init(features: features, classes: classes, rows: rows, weights: FlatArray(weights), bias: bias,
+                  probability: probability)
     }
 
     /// All `features × classes` weights, feature-major: ``weights`` itself, or the stored rows
     /// expanded with zero rows between them.
     var denseWeights: [Float] {
-        guard let storedRows else { return weights }
+        guard let storedRows else { return weights.array }
         var dense = [Float](repeating: 0, count: features * classes)
         for (position, row) in storedRows.enumerated() {
             let target = Int(row) * classes
@@ -96,23 +124,34 @@ struct LinearModel: Sendable, Equatable {
     }
 
     /// Adds the stored rows of the features of a sparse row onto `output`: each feature's row is
-    /// found by binary search in `rows`, and a feature without one (a zero row) is skipped.
+    /// found in ``rowPositions``, or by binary search in `rows` without it, and a feature without
+    /// one (a zero row) is skipped.
     private func storedScores(rows: [Int32], indices: UnsafeBufferPointer<Int32>, values: UnsafeBufferPointer<Float>,
                               into output: UnsafeMutablePointer<Float>) {
         withUnsafeTemporaryAllocation(of: Int32.self, capacity: indices.count) { positions in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: indices.count) { kept in
                 var count = 0
-                rows.withUnsafeBufferPointer { rows in
-                    for (index, value) in zip(indices, values) {
-                        var low = 0, high = rows.count
-                        while low < high {
-                            let middle = (low + high) / 2
-                            if rows[middle] < index { low = middle + 1 } else { high = middle }
+                func keep(_ position: Int32, _ value: Float) {
+                    positions[count] = position
+                    kept[count] = value
+                    count += 1
+                }
+                if let rowPositions {
+                    rowPositions.withUnsafeBufferPointer { table in
+                        for (index, value) in zip(indices, values) where table[Int(index)] >= 0 {
+                            keep(table[Int(index)], value)
                         }
-                        guard low < rows.count, rows[low] == index else { continue }
-                        positions[count] = Int32(low)
-                        kept[count] = value
-                        count += 1
+                    }
+                } else {
+                    rows.withUnsafeBufferPointer { rows in
+                        for (index, value) in zip(indices, values) {
+                            var low = 0, high = rows.count
+                            while low < high {
+                                let middle = (low + high) / 2
+                                if rows[middle] < index { low = middle + 1 } else { high = middle }
+                            }
+                            if low < rows.count, rows[low] == index { keep(Int32(low), value) }
+                        }
                     }
                 }
                 guard count > 0 else { return }

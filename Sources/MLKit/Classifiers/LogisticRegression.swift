@@ -121,13 +121,15 @@ struct LogisticRegression: Sendable {
                                            compaction: ColumnCompaction, into point: UnsafeMutableBufferPointer<Float>) {
         let classes = initial.classes
         var offset = 0
-        for column in compaction.usedColumns {
-            let source = Int(sourceColumns?[Int(column)] ?? column)
-            if source >= 0 {
-                let row = initial.weights[(source * classes)..<((source + 1) * classes)]
-                _ = UnsafeMutableBufferPointer(rebasing: point[offset..<(offset + classes)]).update(fromContentsOf: row)
+        initial.weights.withUnsafeBufferPointer { weights in
+            for column in compaction.usedColumns {
+                let source = Int(sourceColumns?[Int(column)] ?? column)
+                if source >= 0 {
+                    let row = weights[(source * classes)..<((source + 1) * classes)]
+                    _ = UnsafeMutableBufferPointer(rebasing: point[offset..<(offset + classes)]).update(fromContentsOf: row)
+                }
+                offset += classes
             }
-            offset += classes
         }
         _ = UnsafeMutableBufferPointer(rebasing: point[offset..<(offset + classes)]).update(fromContentsOf: initial.bias)
     }

@@ -193,8 +193,8 @@ struct ModelContainer {
                 guard offset >= tableEnd + headerLength, offset <= bodyEnd, length <= bodyEnd - offset else {
                     throw fail("section '\(name)' runs past the end of the file")
                 }
-                // A slice of the file's bytes (memory-mapped when read from disk): the typed
-                // accessors copy each section once, into the model's own arrays.
+                // A slice of the file's bytes (memory-mapped when read from disk): the large
+                // sections are used in place (``flatFloats(_:)``), the others copied once.
                 let start = data.startIndex + offset
                 sections[name] = Section(name: name, type: type, bytes: data[start..<(start + length)])
                 extents.append((offset..<(offset + length), name))
@@ -234,6 +234,12 @@ struct ModelContainer {
         Self.littleEndianArray(try section(name, .float32, stride: 4)) { Float(bitPattern: UInt32(littleEndian: $0.bitPattern)) }
     }
 
+    /// The section `name` as floats, used in place in the file's bytes when they are aligned
+    /// and this machine is little-endian (``FlatArray``): no copy, no memory of its own.
+    func flatFloats(_ name: String) throws -> FlatArray<Float> {
+        FlatArray(littleEndian: try section(name, .float32, stride: 4)) { Float(bitPattern: UInt32(littleEndian: $0.bitPattern)) }
+    }
+
     /// The section `name` as unsigned 64-bit integers.
     func uint64s(_ name: String) throws -> [UInt64] {
         Self.littleEndianArray(try section(name, .uint64, stride: 8)) { UInt64(littleEndian: $0) }
@@ -247,13 +253,15 @@ struct ModelContainer {
         return strings
     }
 
-    /// Copies little-endian values out of `bytes` with one `memcpy`, into memory advised to use
-    /// 2 MiB pages when it is large (the weights, ``Swift/Array/init(largePagesCount:initializingWith:)``).
+    /// Copies little-endian values out of `bytes` with one `memcpy`, into plain memory: not
+    /// advised to use 2 MiB pages, each of which took about 5 ms to fault in on a 2-core VM,
+    /// more than all the rest of loading.
     /// - Parameter fromLittleEndian: A value's native form from its little-endian bytes, applied
     ///   only on big-endian hosts.
     private static func littleEndianArray<T>(_ bytes: Data, fromLittleEndian: (T) -> T) -> [T] {
         let count = bytes.count / MemoryLayout<T>.size
-        var values = [T](largePagesCount: count) { buffer in
+        var values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = count
             bytes.withUnsafeBytes { raw in
                 if let source = raw.baseAddress, count > 0 {
                     UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: source, byteCount: count * MemoryLayout<T>.size)
@@ -305,6 +313,14 @@ struct ModelContainer {
         section(name, .float32, floats) { Float(bitPattern: $0.bitPattern.littleEndian) }
     }
 
+    static func section(_ name: String, floats: FlatArray<Float>) -> OutputSection {
+        OutputSection(name: name, type: .float32, count: floats.count * MemoryLayout<Float>.stride) { emit in
+            try floats.withUnsafeBufferPointer { values in
+                try emitLittleEndian(values[...], to: emit) { Float(bitPattern: $0.bitPattern.littleEndian) }
+            }
+        }
+    }
+
     static func section(_ name: String, uint64s: [UInt64]) -> OutputSection {
         section(name, .uint64, uint64s) { $0.littleEndian }
     }
@@ -322,11 +338,13 @@ struct ModelContainer {
 
     /// A section of the rows `rows` of a row-major matrix of floats `width` wide, in that order,
     /// each written from the matrix itself.
-    static func section(_ name: String, rows: [Int], of matrix: [Float], width: Int) -> OutputSection {
+    static func section(_ name: String, rows: [Int], of matrix: FlatArray<Float>, width: Int) -> OutputSection {
         OutputSection(name: name, type: .float32, count: rows.count * width * MemoryLayout<Float>.stride) { emit in
-            for row in rows {
-                try emitLittleEndian(matrix[(row * width)..<((row + 1) * width)], to: emit) {
-                    Float(bitPattern: $0.bitPattern.littleEndian)
+            try matrix.withUnsafeBufferPointer { matrix in
+                for row in rows {
+                    try emitLittleEndian(matrix[(row * width)..<((row + 1) * width)], to: emit) {
+                        Float(bitPattern: $0.bitPattern.littleEndian)
+                    }
                 }
             }
         }
@@ -344,8 +362,14 @@ struct ModelContainer {
     /// own memory, else converted with `littleEndian` a block at a time.
     private static func emitLittleEndian<T>(_ values: ArraySlice<T>, to emit: (UnsafeRawBufferPointer) throws -> Void,
                                             _ littleEndian: (T) -> T) throws {
+        try values.withUnsafeBufferPointer { try emitLittleEndian($0[...], to: emit, littleEndian) }
+    }
+
+    /// ``emitLittleEndian(_:to:_:)`` for values in a buffer.
+    private static func emitLittleEndian<T>(_ values: Slice<UnsafeBufferPointer<T>>, to emit: (UnsafeRawBufferPointer) throws -> Void,
+                                            _ littleEndian: (T) -> T) throws {
         #if _endian(little)
-        try values.withUnsafeBytes { try emit($0) }
+        try emit(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: values)))
         #else
         let block = 1 << 16
         for start in stride(from: values.startIndex, to: values.endIndex, by: block) {

@@ -7,9 +7,10 @@ extension Array {
     /// back its memory with 2 MiB pages (Linux's transparent huge pages) when it spans at least
     /// ``largePageThreshold`` bytes.
     ///
-    /// For the tables that prediction reads at random, a few cache lines per feature: a model's
-    /// weight matrix read from a file (a model trained in this process is advised in place by
-    /// ``ClassifierModel/adviseLargePages()``) and its vocabulary's slots. With 4 KiB pages,
+    /// For the tables that prediction reads at random, a few cache lines per feature, when they
+    /// are built in this process (a trained model's weights are advised in place by
+    /// ``ClassifierModel/adviseLargePages()``; a model read from a file uses the file's mapped
+    /// pages, which loads it without faulting in fresh 2 MiB pages). With 4 KiB pages,
     /// debian-sections' 36 MB matrix spans about 9,000 pages, more than the processor's
     /// translation cache holds, so that most rows a text needs also miss in it; with 2 MiB pages,
     /// 18 entries cover the matrix. Batch prediction on debian-sections took 0.93–0.97× the time.

@@ -80,8 +80,11 @@ extension ModelFileHeader {
 extension TextClassifier {
     /// Loads a classifier from a model file.
     ///
-    /// Every format version mlkit ever wrote is readable. The file is memory-mapped, checked
-    /// against its CRC-32, and its sections are copied into the classifier.
+    /// Every format version mlkit ever wrote is readable. The file is memory-mapped and checked
+    /// against its CRC-32; the weights are used in place in the mapped file, which the classifier
+    /// keeps mapped, and the smaller sections are copied. The file must not be truncated or
+    /// rewritten in place while the classifier lives: replace it by renaming, as mlkit writes
+    /// files (`docs/reliability.md`).
     /// - Parameter url: The model file.
     /// - Throws: ``MLKitError`` naming the file: `fileNotFound`; `malformedData` for a file that
     ///   is not a model or is truncated, corrupt or inconsistent; `unsupportedVersion` for a
@@ -183,8 +186,8 @@ extension TextClassifier {
             return [ModelContainer.section(ModelFileSection.weightRows, uint64s: stored.map { UInt64($0) }),
                     ModelContainer.section(ModelFileSection.weights, floats: weights)]
         }
-        let rows = (0..<model.features).filter { row in
-            weights[(row * classes)..<((row + 1) * classes)].contains { $0 != 0 }
+        let rows = weights.withUnsafeBufferPointer { weights in
+            (0..<model.features).filter { row in weights[(row * classes)..<((row + 1) * classes)].contains { $0 != 0 } }
         }
         guard rows.count < model.features else { return [ModelContainer.section(ModelFileSection.weights, floats: weights)] }
         return [ModelContainer.section(ModelFileSection.weightRows, uint64s: rows.map { UInt64($0) }),
@@ -255,7 +258,7 @@ extension TextClassifier {
         let features = try container.uint64s(ModelFileSection.embeddingFeatures)
         guard zip(features, features.dropFirst()).allSatisfy({ $0 < $1 }), features.allSatisfy({ $0 < UInt64(header.features) })
         else { throw inconsistent("embedding feature indices must increase and lie below \(header.features)") }
-        let input = try container.floats(ModelFileSection.embeddingInput)
+        let input = try container.flatFloats(ModelFileSection.embeddingInput)
         let output = try container.floats(ModelFileSection.embeddingOutput)
         let bias = try container.floats(ModelFileSection.embeddingBias)
         // Products that overflow cannot match the arrays, which the file holds.
@@ -268,18 +271,19 @@ extension TextClassifier {
                                          featureIDs: features.map { Int32($0) }, embeddings: input, output: output, bias: bias))
     }
 
-    /// The linear model, from the whole weight matrix or from its stored non-zero rows.
+    /// The linear model, from the whole weight matrix or from its stored non-zero rows, either
+    /// used in place in the file's bytes (``ModelContainer/flatFloats(_:)``).
     ///
-    /// Stored rows are expanded into the whole matrix when it takes at most
-    /// ``denseExpansionBudget(ofFileLength:)`` bytes, so that a feature's row is found by its
-    /// index; a larger matrix keeps only the stored rows, and a feature's row is found by binary
-    /// search (``LinearModel/storedRows``). Either way no model is refused for its size, and the
-    /// memory taken is bounded by what the file holds: the stored rows, or the budget.
+    /// Stored rows are never expanded into the whole matrix. A feature's row is found through a
+    /// table of each feature's position among the stored rows (``LinearModel/rowPositions``,
+    /// 4 bytes a feature) when it takes at most ``denseExpansionBudget(ofFileLength:)`` bytes,
+    /// else by binary search among the stored rows. Either way no model is refused for its size,
+    /// and the memory taken is bounded by what the file holds, or the budget.
     private static func linearModel(_ container: ModelContainer, _ header: ModelFileHeader, bias: [Float]) throws -> LinearModel {
         let classes = header.classes
         let count = product(header.features, classes)
         guard container.has(ModelFileSection.weightRows) else {
-            let stored = try container.floats(ModelFileSection.weights)
+            let stored = try container.flatFloats(ModelFileSection.weights)
             guard stored.count == count else {
                 throw inconsistent("\(stored.count) weights for \(header.features) × \(classes)")
             }
@@ -289,28 +293,21 @@ extension TextClassifier {
         guard zip(rows, rows.dropFirst()).allSatisfy({ $0 < $1 }), rows.allSatisfy({ $0 < UInt64(header.features) }) else {
             throw inconsistent("the stored weight rows must increase and lie below \(header.features)")
         }
-        let stored = try container.floats(ModelFileSection.weights)
+        let stored = try container.flatFloats(ModelFileSection.weights)
         guard stored.count == product(rows.count, classes) else {
             throw inconsistent("\(stored.count) weights for \(rows.count) stored rows")
         }
-        guard count <= denseExpansionBudget(ofFileLength: container.length) / MemoryLayout<Float>.stride else {
-            // header.features < 2^31 (``ModelFileHeader/validate()``), so every row fits in an Int32.
-            return LinearModel(features: header.features, classes: classes, rows: rows.map { Int32($0) }, weights: stored,
-                               bias: bias, probability: header.probability)
-        }
-        var weights = [Float](largePagesCount: count) { $0.initialize(repeating: 0) }
-        for (position, row) in rows.enumerated() {
-            let target = Int(row) * classes
-            weights.replaceSubrange(target..<(target + classes), with: stored[(position * classes)..<((position + 1) * classes)])
-        }
-        return LinearModel(features: header.features, classes: classes, weights: weights, bias: bias, probability: header.probability)
+        let indexed = header.features <= denseExpansionBudget(ofFileLength: container.length) / MemoryLayout<Int32>.stride
+        // header.features < 2^31 (``ModelFileHeader/validate()``), so every row fits in an Int32.
+        return LinearModel(features: header.features, classes: classes, rows: rows.map { Int32($0) }, weights: stored,
+                           bias: bias, probability: header.probability, indexed: indexed)
     }
 
-    /// The most memory, in bytes, that the loader spends on expanding a weight matrix stored as
-    /// its non-zero rows into all `features × classes` values: 16 times the file, or 64 MiB for
-    /// a file of up to 4 MiB. Expanding makes each feature's row a multiplication away, which
-    /// pays for prediction; a matrix beyond the budget keeps only its stored rows instead, so a
-    /// small file claiming billions of rows costs no more than the file.
+    /// The most memory, in bytes, that the loader spends on the table of row positions of a
+    /// weight matrix stored as its non-zero rows (``LinearModel/rowPositions``): 16 times the
+    /// file, or 64 MiB for a file of up to 4 MiB. The table makes each feature's row a lookup
+    /// away, which pays for prediction; beyond the budget rows are found by binary search
+    /// instead, so a small file claiming billions of rows costs no more than the file.
     static func denseExpansionBudget(ofFileLength length: Int) -> Int {
         max(64 << 20, length.multipliedReportingOverflow(by: 16).overflow ? Int.max : length * 16)
     }

@@ -280,8 +280,8 @@ enum ClassifierModel: Sendable {
 
     /// Advises the kernel to back the model's large arrays with 2 MiB pages, in place
     /// (``Swift/Array/adviseLargePages()``): for a model trained in this process, whose trainers
-    /// filled them without that advice. A model read from a file gets its sections in advised
-    /// memory as they are read.
+    /// filled them without that advice. A model read from a file uses the file's bytes in place
+    /// (``FlatArray``), which this leaves as they are.
     func adviseLargePages() {
         switch self {
         case .linear(let model): model.weights.adviseLargePages()

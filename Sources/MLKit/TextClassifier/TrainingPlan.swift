@@ -445,7 +445,7 @@ extension LinearModel {
     func with(probability: ProbabilityMapping) -> LinearModel {
         if let storedRows {
             return LinearModel(features: features, classes: classes, rows: storedRows, weights: weights, bias: bias,
-                               probability: probability)
+                               probability: probability, indexed: rowPositions != nil)
         }
         return LinearModel(features: features, classes: classes, weights: weights, bias: bias, probability: probability)
     }

@@ -34,8 +34,9 @@ struct EmbeddingModel: Sendable, Equatable {
     let buckets: Int
     /// The feature index of each embedding row, strictly increasing.
     let featureIDs: [Int32]
-    /// E: `featureIDs.count × dimension` floats, row-major.
-    let embeddings: [Float]
+    /// E: `featureIDs.count × dimension` floats, row-major; in place in the file's bytes for a
+    /// model read from a file (``FlatArray``).
+    let embeddings: FlatArray<Float>
     /// W: `dimension × classes` floats, row-major.
     let output: [Float]
     /// b: one bias per class.
@@ -47,6 +48,13 @@ struct EmbeddingModel: Sendable, Equatable {
     /// - Precondition: the array sizes match the layout above, and `featureIDs` is strictly
     ///   increasing inside `0..<buckets`.
     init(dimension: Int, classes: Int, buckets: Int, featureIDs: [Int32], embeddings: [Float],
+         output: [Float], bias: [Float]) {
+        self.init(dimension: dimension, classes: classes, buckets: buckets, featureIDs: featureIDs,
+                  embeddings: FlatArray(embeddings), output: output, bias: bias)
+    }
+
+    /// Creates a model from its stored arrays, E given in place.
+    init(dimension: Int, classes: Int, buckets: Int, featureIDs: [Int32], embeddings: FlatArray<Float>,
          output: [Float], bias: [Float]) {
         precondition(dimension > 0 && classes > 0, "a positive dimension and class count")
         precondition(embeddings.count == featureIDs.count * dimension, "n × d embeddings")
