@@ -181,6 +181,13 @@ final class RawConnection {
         return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     }
 
+    /// What the server has sent so far, without waiting; nil when it has sent nothing.
+    func availableAnswer() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(socket, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+
     /// Closes the connection.
     func close() {
         if socket >= 0 { Glibc.close(socket) }

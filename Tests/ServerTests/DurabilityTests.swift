@@ -122,7 +122,8 @@ struct DurabilityTests {
             try await Task.sleep(for: .milliseconds(50))
             waited += 1
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).count == 1, "the upload is under way")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).count == 1,
+                "the upload is under way; the server answered: \(connection.availableAnswer() ?? "nothing")")
         return connection
     }
 }
