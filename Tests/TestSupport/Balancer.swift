@@ -142,7 +142,7 @@ public final class Balancer: @unchecked Sendable {
     }
 
     private static func emptyFile(_ url: URL) -> URL {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         return url
     }
 
