@@ -86,7 +86,33 @@ final class SharedDatabase: Sendable {
         watcher?.cancel()
         pool.task.cancel()
         await watcher?.value
-        await pool.task.value
+        // The pool ends once its connections have closed; past the limit it is left to end.
+        _ = try? await Self.value(of: Task<Void, any Error> { await pool.task.value }, unless: Self.leaseTimeout, passes: { true },
+                                  throwing: CancellationError())
+    }
+
+    /// The value of `task`, or `error` once `limit` has passed with `stillWaiting()` true:
+    /// `task` is then cancelled and no longer waited for. The connection pool has been seen to
+    /// leave a lease request, and its own end, unanswered for good while the database was gone;
+    /// its callers never wait on it past the limit.
+    private static func value<T: Sendable>(of task: Task<T, any Error>, unless limit: Duration,
+                                           passes stillWaiting: @escaping @Sendable () -> Bool,
+                                           throwing error: any Error) async throws -> T {
+        let pending = NIOLockedValueBox<CheckedContinuation<T, any Error>?>(nil)
+        return try await withCheckedThrowingContinuation { continuation in
+            pending.withLockedValue { $0 = continuation }
+            let timer = Task {
+                try await Task.sleep(for: limit)
+                guard stillWaiting() else { return }
+                pending.withLockedValue { $0.take() }?.resume(throwing: error)
+                task.cancel()
+            }
+            Task {
+                let result = await task.result
+                timer.cancel()
+                pending.withLockedValue { $0.take() }?.resume(with: result)
+            }
+        }
     }
 
     /// What this replica knows of the database's health.
@@ -106,26 +132,18 @@ final class SharedDatabase: Sendable {
         let (pool, health) = state.withLockedValue { ($0.pool, $0.health) }
         if case .unavailable(let reason) = health { throw unavailable(reason) }
         let leased = NIOLockedValueBox(false)
+        let work = Task {
+            try await pool.client.withConnection { connection in
+                leased.withLockedValue { $0 = true }
+                return try await body(connection)
+            }
+        }
         do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask {
-                    try await pool.client.withConnection { connection in
-                        leased.withLockedValue { $0 = true }
-                        return try await body(connection)
-                    }
-                }
-                group.addTask {
-                    try await Task.sleep(for: Self.leaseTimeout)
-                    if !leased.withLockedValue({ $0 }) { throw LeaseTimeout() }
-                    return nil
-                }
-                while let result = try await group.next() {
-                    if let value = result {
-                        group.cancelAll()
-                        return value
-                    }
-                }
-                throw CollectionServerError.storage("\(location): the database call ended without an answer")
+            return try await withTaskCancellationHandler {
+                try await Self.value(of: work, unless: Self.leaseTimeout, passes: { !leased.withLockedValue { $0 } },
+                                     throwing: LeaseTimeout())
+            } onCancel: {
+                work.cancel()
             }
         } catch {
             throw failure(error, generation: pool.generation)
