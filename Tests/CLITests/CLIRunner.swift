@@ -46,7 +46,7 @@ final class RunningCLI {
         process.standardInput = input ?? FileHandle.nullDevice
         process.standardOutput = outputHandle
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.startAlone()
     }
 
     /// The first `count` lines it has written, once it has written them, or `nil` past `seconds`.

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("mlkit train, predict, evaluate and info", .timeLimit(.minutes(10)))
+@Suite("mlkit train, predict, evaluate and info", .timeLimit(.minutes(10)), .onOwnThreads)
 struct ClassifierCommandTests {
     static let headlines = ProjectFixtures.headlines.path
 

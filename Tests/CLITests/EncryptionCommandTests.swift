@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("mlkit keygen, encrypt, decrypt and --key", .timeLimit(.minutes(10)))
+@Suite("mlkit keygen, encrypt, decrypt and --key", .timeLimit(.minutes(10)), .onOwnThreads)
 struct EncryptionCommandTests {
     static let sentiment = CLI.repositoryRoot.appendingPathComponent("trained/sentiment.mlkit").path
     static let appleKey = SeedArtifacts.path("SentimentPolarity.mlmodelkey")

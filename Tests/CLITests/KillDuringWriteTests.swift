@@ -10,7 +10,7 @@ import Glibc
 /// renames it over M once it is complete and flushed; the kill lands either while that file is
 /// written (caught by watching the folder) or at a random moment. What a killed writer leaves
 /// is removed by the next write of M.
-@Suite("kill -9 while mlkit writes a model", .timeLimit(.minutes(10)))
+@Suite("kill -9 while mlkit writes a model", .timeLimit(.minutes(10)), .onOwnThreads)
 struct KillDuringWriteTests {
     /// Rounds per command; `MLKIT_KILL_ROUNDS` sets more.
     static let rounds = ProcessInfo.processInfo.environment["MLKIT_KILL_ROUNDS"].flatMap(Int.init) ?? 6
@@ -78,7 +78,7 @@ struct KillDuringWriteTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            try process.startAlone()
             if round % 2 == 0 {
                 let deadline = Date().addingTimeInterval(120)
                 while process.isRunning, Date() < deadline, Set(temporaries()).subtracting(leftoversBefore).isEmpty {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("The mlkit process", .timeLimit(.minutes(5)))
+@Suite("The mlkit process", .timeLimit(.minutes(5)), .onOwnThreads)
 struct ProcessTests {
     #if os(Linux)
     /// OpenBLAS starts a worker thread per extra core when it loads, and the worker spins for

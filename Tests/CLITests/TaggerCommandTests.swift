@@ -12,7 +12,7 @@ private enum Fixtures {
     static let classifier = folder.appendingPathComponent("models/v3-headlines-svm.mlkit").path
 }
 
-@Suite("mlkit train, tag, evaluate, info and tokenize with word taggers", .timeLimit(.minutes(10)))
+@Suite("mlkit train, tag, evaluate, info and tokenize with word taggers", .timeLimit(.minutes(10)), .onOwnThreads)
 struct TaggerCommandTests {
     @Test("tag streams --input to --output in the input's order, across batches")
     func streamsFiles() throws {
@@ -205,7 +205,7 @@ struct TaggerCommandTests {
     }
 }
 
-@Suite("mlkit train and tag on the chapter's labels.json", .needsSeedArtifacts("labels.json"), .timeLimit(.minutes(10)))
+@Suite("mlkit train and tag on the chapter's labels.json", .needsSeedArtifacts("labels.json"), .timeLimit(.minutes(10)), .onOwnThreads)
 struct ChapterTaggerCommandTests {
     @Test("train recognises labels.json as a word tagger's data, and tag labels a new sentence")
     func chapter() throws {

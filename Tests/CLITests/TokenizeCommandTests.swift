@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("mlkit tokenize", .timeLimit(.minutes(10)))
+@Suite("mlkit tokenize", .timeLimit(.minutes(10)), .onOwnThreads)
 struct TokenizeCommandTests {
     @Test("One token per Han character with the standard tokenizer")
     func chinese() throws {

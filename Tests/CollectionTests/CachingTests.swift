@@ -4,7 +4,7 @@ import MLKitCollections
 import TestSupport
 import Testing
 
-@Suite("Caching and downloads: ETag revalidation, the refresh policy, Range resume, checksums", .timeLimit(.minutes(10)))
+@Suite("Caching and downloads: ETag revalidation, the refresh policy, Range resume, checksums", .timeLimit(.minutes(10)), .onOwnThreads)
 struct CachingTests {
     @Test("An unchanged deployment is revalidated with If-None-Match and answered 304")
     func etagRevalidation() async throws {
@@ -119,7 +119,7 @@ struct CachingTests {
     }
 }
 
-@Suite("Offline: the last good collection, marked stale, or a clear error", .timeLimit(.minutes(10)))
+@Suite("Offline: the last good collection, marked stale, or a clear error", .timeLimit(.minutes(10)), .onOwnThreads)
 struct OfflineTests {
     @Test("With the server down, the cached collection comes back stale with the error")
     func staleCache() async throws {
@@ -168,7 +168,7 @@ struct OfflineTests {
     }
 }
 
-@Suite("Updates: an AsyncSequence of deployments", .timeLimit(.minutes(10)))
+@Suite("Updates: an AsyncSequence of deployments", .timeLimit(.minutes(10)), .onOwnThreads)
 struct UpdateTests {
     @Test("Each new deployment arrives once, in order")
     func updates() async throws {

@@ -13,7 +13,7 @@ import Testing
 /// missing from libdispatch's epoll set, its request hanging (swift-corelibs-libdispatch issue
 /// 833 describes such a loss for reused descriptors); in this process it would hang an
 /// unrelated test running beside them.
-@Suite("Cancellation: requests and downloads in flight")
+@Suite("Cancellation: requests and downloads in flight", .onOwnThreads)
 struct CancellationTests {
     @Test("A thousand cancelled requests and sixty cancelled accesses end, in a process of their own")
     func cancellationsInAChildProcess() throws {
@@ -34,7 +34,7 @@ let cancellationStressVariable = "MLKIT_TEST_CANCELLATION_STRESS"
 /// The cancellations themselves, enabled only in the child process that
 /// ``CancellationTests`` starts.
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment[cancellationStressVariable] != nil),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(3)), .onOwnThreads)
 struct CancellationStress {
     @Test("A cancelled request ends with CancellationError, never a hang or a network error")
     func cancelledRequests() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("mlkit collection, deploy, pull and predict --collection against a real server", .timeLimit(.minutes(10)))
+@Suite("mlkit collection, deploy, pull and predict --collection against a real server", .timeLimit(.minutes(10)), .onOwnThreads)
 struct CommandTests {
     @Test("Create, deploy, list, show, pull, predict, target, roll back: the built binary end to end")
     func publisherAndAppVerbs() async throws {

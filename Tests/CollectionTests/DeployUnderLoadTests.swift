@@ -9,7 +9,7 @@ import Testing
 /// back again and again. Every access ends with both models of one deployment, whole and
 /// SHA-256-verified, never one model of each. `MLKIT_LOAD_SECONDS` sets the length (10 s by
 /// default; `Benchmarks/server/deploy-under-load.sh` runs it for 60 s or more).
-@Suite("Deploy under load", .timeLimit(.minutes(30)))
+@Suite("Deploy under load", .timeLimit(.minutes(30)), .onOwnThreads)
 struct DeployUnderLoadTests {
     static let seconds = ProcessInfo.processInfo.environment["MLKIT_LOAD_SECONDS"].flatMap(Double.init) ?? 10
     static let clients = 50

@@ -5,7 +5,7 @@ import MLKitEncryption
 import TestSupport
 import Testing
 
-@Suite("Encrypted models: the key comes from the server with a read token", .timeLimit(.minutes(10)))
+@Suite("Encrypted models: the key comes from the server with a read token", .timeLimit(.minutes(10)), .onOwnThreads)
 struct EncryptedModelTests {
     /// A key file and the headlines model encrypted with it, made by `mlkit keygen` and `mlkit encrypt`.
     struct EncryptedModel {

@@ -4,7 +4,7 @@ import MLKitCollections
 import TestSupport
 import Testing
 
-@Suite("Publish, deploy, pull and predict against a real server", .timeLimit(.minutes(10)))
+@Suite("Publish, deploy, pull and predict against a real server", .timeLimit(.minutes(10)), .onOwnThreads)
 struct EndToEndTests {
     @Test("A plain model: deployed, pulled into the cache verified, and predicting")
     func plainModel() async throws {

@@ -10,7 +10,7 @@ import Testing
 
 /// Two `mlkit serve` processes on one PostgreSQL database, behind nginx with the committed
 /// configuration (`deploy/nginx/mlkit.conf`), on loopback.
-@Suite("Two replicas behind nginx", .needsPostgres, .needsNginx, .serialized, .timeLimit(.minutes(20)))
+@Suite("Two replicas behind nginx", .needsPostgres, .needsNginx, .serialized, .timeLimit(.minutes(20)), .onOwnThreads)
 struct ReplicasEndToEndTests {
     /// Two replicas on fixed ports (kept across restarts), nginx in front, a publisher through
     /// nginx.
@@ -93,7 +93,7 @@ struct ReplicasEndToEndTests {
         curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         curl.arguments = ["-s", "--limit-rate", "2M", "-o", part.path,
                           replicas.servers[0].url.appendingPathComponent("v1/models/\(big.sha256)").absoluteString]
-        try curl.run()
+        try curl.startAlone()
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, ((try? FileManager.default.attributesOfItem(atPath: part.path)[.size] as? Int) ?? 0) < 2_000_000 {
             try await Task.sleep(for: .milliseconds(50))

@@ -5,7 +5,7 @@ import MLKitCollections
 import TestSupport
 import Testing
 
-@Suite("A shared cache: concurrent refreshes from tasks and processes", .timeLimit(.minutes(10)))
+@Suite("A shared cache: concurrent refreshes from tasks and processes", .timeLimit(.minutes(10)), .onOwnThreads)
 struct SharedCacheTests {
     @Test("Refreshes from tasks and processes while the deployment flips: an offline client always gets the last good collection, whose files exist and verify")
     func concurrentRefreshesWhileFlipping() async throws {
@@ -92,7 +92,7 @@ private final class BackgroundPull: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: log)
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.startAlone()
     }
 
     var isRunning: Bool { process.isRunning }

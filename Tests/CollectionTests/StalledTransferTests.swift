@@ -7,7 +7,7 @@ import MLKit
 import TestSupport
 import Testing
 
-@Suite("Stalled transfers end: a watchdog bounds what the session's own timeout does not", .timeLimit(.minutes(5)))
+@Suite("Stalled transfers end: a watchdog bounds what the session's own timeout does not", .timeLimit(.minutes(5)), .onOwnThreads)
 struct StalledTransferTests {
     /// An accessor whose watchdog fires after 2 s, far below the session's 60 s request
     /// timeout: whatever ends a stalled transfer within the test is the watchdog.

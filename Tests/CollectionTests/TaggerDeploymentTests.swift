@@ -5,7 +5,7 @@ import MLKitEncryption
 import TestSupport
 import Testing
 
-@Suite("Word taggers through a real collection server", .timeLimit(.minutes(10)))
+@Suite("Word taggers through a real collection server", .timeLimit(.minutes(10)), .onOwnThreads)
 struct TaggerDeploymentTests {
     /// The golden word tagger trained on the headlines fixture.
     static let tagger = Binary.repositoryRoot.appendingPathComponent("Tests/MLKitTests/Fixtures/models/v4-headlines-tagger.mlkit")

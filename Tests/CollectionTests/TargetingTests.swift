@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 import MLKitCollections
+import TestSupport
 import Testing
 
-@Suite("Targeting from the client side: the device context picks the deployment", .timeLimit(.minutes(10)))
+@Suite("Targeting from the client side: the device context picks the deployment", .timeLimit(.minutes(10)), .onOwnThreads)
 struct TargetingTests {
     @Test("A table of contexts against rules, version ranges and a rollout")
     func contextTable() async throws {

@@ -5,7 +5,7 @@ import MLKitCoreML
 import TestSupport
 import Testing
 
-@Suite("Apple's model archives, plain and encrypted")
+@Suite("Apple's model archives, plain and encrypted", .onOwnThreads)
 struct ArchiveTests {
     /// The decryptor for `key`, as the CLI wires it.
     static func decryptor(_ key: ModelKey) -> CoreMLArchiveDecryptor {

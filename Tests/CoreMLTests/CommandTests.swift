@@ -7,7 +7,7 @@ func mlkit(_ arguments: [String], input: Data? = nil) throws -> ChildProcess.Res
     try ChildProcess.run(ChildProcess.mlkit, arguments, input: input)
 }
 
-@Suite("mlkit predict, info, evaluate and export with Core ML models", .timeLimit(.minutes(10)))
+@Suite("mlkit predict, info, evaluate and export with Core ML models", .timeLimit(.minutes(10)), .onOwnThreads)
 struct CommandTests {
     static let headlines = ProjectFixtures.headlines.path
 
@@ -138,7 +138,7 @@ struct CommandTests {
     }
 }
 
-@Suite("mlkit with bad Core ML files", .timeLimit(.minutes(10)))
+@Suite("mlkit with bad Core ML files", .timeLimit(.minutes(10)), .onOwnThreads)
 struct BadFileCommandTests {
     @Test("A truncated .mlmodel, a damaged archive and an inconsistent model exit with 65, naming the file and the fault")
     func badFiles() throws {

@@ -20,7 +20,7 @@ enum CoreMLTools {
 @Suite("coremltools reads what mlkit exports",
        .enabled(if: CoreMLTools.isAvailable,
                 "skipped: needs coremltools in .venv-coreml (python3 -m venv .venv-coreml && .venv-coreml/bin/pip install coremltools; .ci/run makes it)"),
-       .timeLimit(.minutes(10)))
+       .timeLimit(.minutes(10)), .onOwnThreads)
 struct CoreMLToolsTests {
     @Test("Acceptance: coremltools loads every exported model, and its spec gives mlkit's probabilities")
     func everyExport() throws {

@@ -127,7 +127,7 @@ func hashedNaiveBayes(_ data: TextDataset, bits: Int = 12, weighting: Featurizer
                           validationMetrics: nil, formatVersion: nil)
 }
 
-@Suite("Exporting mlkit models to Core ML")
+@Suite("Exporting mlkit models to Core ML", .onOwnThreads)
 struct ExportTests {
     static let algorithms: [TextClassifierParameters.Algorithm] = [.naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM]
 

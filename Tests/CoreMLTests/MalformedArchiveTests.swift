@@ -57,7 +57,7 @@ func compressedSize(_ zip: Data, of path: String) -> UInt32 {
     return 0
 }
 
-@Suite("Bad model archives give clear errors, never a crash")
+@Suite("Bad model archives give clear errors, never a crash", .onOwnThreads)
 struct MalformedArchiveTests {
     @Test("The valid archive of the small model runs")
     func valid() throws {
@@ -182,7 +182,7 @@ struct MalformedArchiveTests {
     }
 }
 
-@Suite("Mutated models and archives never crash", .timeLimit(.minutes(10)))
+@Suite("Mutated models and archives never crash", .timeLimit(.minutes(10)), .onOwnThreads)
 struct MutationTests {
 
     /// `data` changed a few times: bytes flipped, set to extreme values, cut, repeated, removed.

@@ -91,7 +91,7 @@ func loadError(_ data: Data, _ name: String = "bad.mlmodel") -> CoreMLError? {
     }
 }
 
-@Suite("Bad .mlmodel files give clear errors, never a crash")
+@Suite("Bad .mlmodel files give clear errors, never a crash", .onOwnThreads)
 struct MalformedModelTests {
     @Test("The small valid model the cases start from runs")
     func valid() throws {

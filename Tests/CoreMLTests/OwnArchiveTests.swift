@@ -30,7 +30,7 @@ func decryptor(_ key: ArchiveBuilder.Key) throws -> CoreMLArchiveDecryptor {
     return { file, identifier in try ModelArchiveDecryption.decrypt(file, keyIdentifier: identifier, with: modelKey) }
 }
 
-@Suite("Model archives of the tests' own, plain and encrypted")
+@Suite("Model archives of the tests' own, plain and encrypted", .onOwnThreads)
 struct OwnArchiveTests {
     static let classifier: TextClassifier = {
         // swiftlint:disable:next force_try

@@ -3,7 +3,7 @@ import MLKitCoreML
 import TestSupport
 import Testing
 
-@Suite("The reference chapter's SentimentPolarity model")
+@Suite("The reference chapter's SentimentPolarity model", .onOwnThreads)
 struct ReferenceModelTests {
     @Test("Acceptance: the .mlmodel labels the chapter's two texts with the probabilities its weights give",
           .needsSeedArtifacts(Reference.model))

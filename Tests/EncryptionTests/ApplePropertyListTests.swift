@@ -1,8 +1,9 @@
 import Foundation
 @testable import MLKitEncryption
+import TestSupport
 import Testing
 
-@Suite("Apple's property lists are read strictly, whatever their bytes")
+@Suite("Apple's property lists are read strictly, whatever their bytes", .onOwnThreads)
 struct ApplePropertyListTests {
     static let xml = """
         <?xml version="1.0" encoding="UTF-8"?>

@@ -1,6 +1,7 @@
 import Foundation
 import MLKit
 @_spi(Testing) @testable import MLKitEncryption
+import TestSupport
 import Testing
 
 /// The encrypted golden files in `Fixtures/`: the version 3 golden SVM
@@ -33,7 +34,7 @@ enum GoldenEncryptedModels {
     }
 }
 
-@Suite("The encrypted golden files keep decrypting and predicting")
+@Suite("The encrypted golden files keep decrypting and predicting", .onOwnThreads)
 struct GoldenEncryptedModelTests {
     @Test("Each cipher's golden file decrypts, with its key file, to the plain golden file byte for byte",
           arguments: ModelCipher.allCases)

@@ -4,7 +4,7 @@ import MLKitEncryption
 import Testing
 import TestSupport
 
-@Suite("Key providers and loading with them")
+@Suite("Key providers and loading with them", .onOwnThreads)
 struct KeyProviderTests {
     struct Failing: KeyProvider {
         struct Refused: Error, CustomStringConvertible { var description: String { "the server answered 401 Unauthorized" } }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("Keys and key files")
+@Suite("Keys and key files", .onOwnThreads)
 struct KeyTests {
     @Test("A generated key has fresh material from the secure source, a UUID and a date, and never prints its material")
     func generated() throws {

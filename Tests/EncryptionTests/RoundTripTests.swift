@@ -1,9 +1,10 @@
 import Foundation
 import MLKit
 @_spi(Testing) @testable import MLKitEncryption
+import TestSupport
 import Testing
 
-@Suite("Encrypting and loading each kind of model")
+@Suite("Encrypting and loading each kind of model", .onOwnThreads)
 struct RoundTripTests {
     @Test("Every model kind decrypts to the same bytes and predicts the same probabilities",
           arguments: [TextClassifierParameters.Algorithm.linearSVM, .naiveBayes, .complementNaiveBayes, .maxEnt, .embedding])

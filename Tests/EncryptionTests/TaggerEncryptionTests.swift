@@ -1,9 +1,10 @@
 import Foundation
 import MLKit
 import MLKitEncryption
+import TestSupport
 import Testing
 
-@Suite("Encrypted word taggers")
+@Suite("Encrypted word taggers", .onOwnThreads)
 struct TaggerEncryptionTests {
     static let golden = Fixtures.repositoryRoot.appendingPathComponent("Tests/MLKitTests/Fixtures/models/v4-headlines-tagger.mlkit")
 

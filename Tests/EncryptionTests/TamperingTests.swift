@@ -1,9 +1,10 @@
 import Foundation
 import MLKit
 @_spi(Testing) @testable import MLKitEncryption
+import TestSupport
 import Testing
 
-@Suite("Wrong keys, changed bytes and truncated files are refused")
+@Suite("Wrong keys, changed bytes and truncated files are refused", .onOwnThreads)
 struct TamperingTests {
     /// The first 18,000 bytes of a model file sealed in chunks of 4 KiB: five chunks, the last one shorter.
     static func sealed(_ key: ModelKey) throws -> (data: Data, header: EncryptedModelHeader) {

@@ -1,12 +1,13 @@
 import Foundation
 @_spi(Testing) @testable import MLKitEncryption
+import TestSupport
 import Testing
 
 /// Fixed vectors: a known key, nonce and plaintext give exactly these bytes, so the format
 /// cannot drift unnoticed. They were cross-checked against an independent implementation of
 /// the layout in docs/model-format.md (Python's `cryptography` package, AESGCM and
 /// ChaCha20Poly1305).
-@Suite("Fixed test vectors")
+@Suite("Fixed test vectors", .onOwnThreads)
 struct TestVectorTests {
     static let nonce: [UInt8] = Array(0xA0...0xAB)
     static let plaintext = Data("mlkit test vector: I love rainbows".utf8)

@@ -5,7 +5,7 @@ import TestSupport
 /// `docs/architecture.md` describes the folders of the core and of the server in two tables; these
 /// tests hold the tables to the tree, so that a folder cannot appear, go or be renamed without
 /// the document saying so.
-@Suite("docs/architecture.md matches the source tree")
+@Suite("docs/architecture.md matches the source tree", .onOwnThreads)
 struct ArchitectureDocTests {
     static let document = ChildProcess.repositoryRoot.appendingPathComponent("docs/architecture.md")
 

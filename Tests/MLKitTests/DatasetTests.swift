@@ -53,7 +53,7 @@ private func write(_ bytes: some Sequence<UInt8>, to url: URL) throws {
 
 // MARK: - JSON
 
-@Suite("JSON array reader")
+@Suite("JSON array reader", .onOwnThreads)
 struct JSONArrayReaderTests {
     @Test("Reads Create ML's form in order, with its labels sorted")
     func createMLForm() throws {
@@ -147,7 +147,7 @@ struct JSONArrayReaderTests {
     }
 }
 
-@Suite("JSON error messages")
+@Suite("JSON error messages", .onOwnThreads)
 struct JSONErrorTests {
     @Test("A syntax error names what was expected and what was found")
     func malformed() {
@@ -305,7 +305,7 @@ struct JSONErrorTests {
     }
 }
 
-@Suite("Invalid UTF-8 handling")
+@Suite("Invalid UTF-8 handling", .onOwnThreads)
 struct InvalidUTF8Tests {
     private let replacing = DatasetReader(invalidUTF8: .replace)
 
@@ -334,7 +334,7 @@ struct InvalidUTF8Tests {
     }
 }
 
-@Suite("JSON Lines reader")
+@Suite("JSON Lines reader", .onOwnThreads)
 struct JSONLinesReaderTests {
     @Test("Reads one object per line, skipping blank lines")
     func lines() throws {
@@ -370,7 +370,7 @@ struct JSONLinesReaderTests {
 
 // MARK: - Word tagger
 
-@Suite("Word-tagger reader")
+@Suite("Word-tagger reader", .onOwnThreads)
 struct TaggedTokensTests {
     @Test("Reads tokens and labels")
     func tokensAndLabels() throws {
@@ -483,7 +483,7 @@ struct TaggedTokensTests {
 
 // MARK: - CSV
 
-@Suite("CSV reader")
+@Suite("CSV reader", .onOwnThreads)
 struct CSVReaderTests {
     @Test("Reads quoted fields, doubled quotes, embedded newlines and CRLF")
     func rfc4180() throws {
@@ -543,7 +543,7 @@ struct CSVReaderTests {
 
 // MARK: - Files and folders
 
-@Suite("Files, folders and format inference")
+@Suite("Files, folders and format inference", .onOwnThreads)
 struct FileReaderTests {
     @Test("Infers the format from the extension")
     func inference() throws {
@@ -594,7 +594,7 @@ struct FileReaderTests {
     }
 }
 
-@Suite("Labelled directory reader")
+@Suite("Labelled directory reader", .onOwnThreads)
 struct DirectoryReaderTests {
     @Test("Reads label folders and .txt files in sorted order, ignoring hidden and other files")
     func labelledFolders() throws {
@@ -643,7 +643,7 @@ struct DirectoryReaderTests {
 
 // MARK: - Datasets and splits
 
-@Suite("Dataset validation")
+@Suite("Dataset validation", .onOwnThreads)
 struct DatasetValidationTests {
     @Test("An empty dataset cannot be trained on")
     func empty() {
@@ -666,7 +666,7 @@ struct DatasetValidationTests {
     }
 }
 
-@Suite("Seeded stratified splits")
+@Suite("Seeded stratified splits", .onOwnThreads)
 struct DatasetSplitTests {
     /// 60 of "a", 30 of "b", 10 of "c", interleaved; each text is its index.
     private let dataset = TextDataset((0 ..< 100).map { index in
@@ -742,7 +742,7 @@ private enum PinnedSplit {
 
 // MARK: - Reference files
 
-@Suite("Reference chapter files")
+@Suite("Reference chapter files", .onOwnThreads)
 struct ReferenceFileTests {
     private func file(_ name: String) -> URL { SeedArtifacts.url(name) }
 

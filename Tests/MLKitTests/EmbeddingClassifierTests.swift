@@ -82,7 +82,7 @@ private func referenceLoss(_ problem: TrainingProblem, featureIDs: [Int32], dime
 
 // MARK: - Training
 
-@Suite("Embedding classifier: training")
+@Suite("Embedding classifier: training", .onOwnThreads)
 struct EmbeddingTrainingTests {
     @Test("One step's update is the analytic gradient, and it matches finite differences of the loss")
     func gradientCheck() throws {
@@ -194,7 +194,7 @@ struct EmbeddingTrainingTests {
 
 // MARK: - Prediction
 
-@Suite("Embedding classifier: prediction")
+@Suite("Embedding classifier: prediction", .onOwnThreads)
 struct EmbeddingPredictionTests {
     @Test("Batched scores equal one-at-a-time scores (SIMD and sgemv), and probabilities sum to 1",
           arguments: [(5, 20), (21, 19), (2, 8), (8, 1)])
@@ -268,7 +268,7 @@ struct EmbeddingPredictionTests {
 
 // MARK: - Reference headlines
 
-@Suite("Embedding classifier: reference headlines")
+@Suite("Embedding classifier: reference headlines", .onOwnThreads)
 struct EmbeddingHeadlineTests {
     @Test("With default settings, 30 headlines are enough to label two new ones", .needsSeedArtifacts("texts.json"))
     func headlines() throws {

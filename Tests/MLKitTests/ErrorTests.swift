@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 @testable import MLKit
 
-@Suite("Error messages")
+@Suite("Error messages", .onOwnThreads)
 struct ErrorMessageTests {
     @Test("A location prints as file:line:column, then record and field")
     func fullLocation() {

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MLKit
 
-@Suite("Feature hashing is stable across machines and versions")
+@Suite("Feature hashing is stable across machines and versions", .onOwnThreads)
 struct FeatureHashStabilityTests {
     @Test("FNV-1a 64 matches its published test vectors")
     func publishedVectors() {
@@ -40,7 +41,7 @@ struct FeatureHashStabilityTests {
     }
 }
 
-@Suite("The fast hashing path agrees with the reference path")
+@Suite("The fast hashing path agrees with the reference path", .onOwnThreads)
 struct FeatureHashAgreementTests {
     static let texts = [
         "Don't split U.S. e-mail 3.14 naïve café 🏳️‍🌈",
@@ -259,7 +260,7 @@ struct FeatureHashAgreementTests {
     }
 }
 
-@Suite("Vocabulary, weighting and word counts")
+@Suite("Vocabulary, weighting and word counts", .onOwnThreads)
 struct FeaturizerFittingTests {
     static let corpus = ["the cat sat", "the dog sat", "the cat ran", "a bird flew"]
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import MLKit
 
@@ -8,7 +9,7 @@ import MLKit
 private let sanitizerAllocatorIsActive = dlsym(nil, "__asan_init") != nil || dlsym(nil, "__tsan_init") != nil
 
 @Suite("Freed memory kept for reuse",
-       .disabled(if: sanitizerAllocatorIsActive, "a sanitizer's allocator replaces glibc's, so its mallopt settings do not apply"))
+       .disabled(if: sanitizerAllocatorIsActive, "a sanitizer's allocator replaces glibc's, so its mallopt settings do not apply"), .onOwnThreads)
 struct FreedMemoryTests {
     /// The page faults of the calling thread so far (`RUSAGE_THREAD`, 1 on Linux, which Swift
     /// does not import without `_GNU_SOURCE`).

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MLKit
 
@@ -116,7 +117,7 @@ enum GoldenModels {
     }
 }
 
-@Suite("Golden model files keep loading and predicting")
+@Suite("Golden model files keep loading and predicting", .onOwnThreads)
 struct GoldenModelFileTests {
     @Test("Every format version and model kind loads and gives its recorded probabilities within 1e-6",
           arguments: GoldenModels.files)

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MLKit
 
 /// Models whose whole weight matrix is far larger than their file: the file stores the non-zero
 /// rows, and the loader must read them back however large the matrix they come from.
-@Suite("Large sparse models load back and predict as they did")
+@Suite("Large sparse models load back and predict as they did", .onOwnThreads)
 struct LargeModelFileTests {
     /// Four short texts for each of `classes` labels, with words of the label's own and words
     /// that all labels share.

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MLKit
 
 #if canImport(Glibc)
-@Suite("Large pages for the tables that prediction reads at random")
+@Suite("Large pages for the tables that prediction reads at random", .onOwnThreads)
 struct LargePageTests {
     /// Whether this kernel has transparent huge pages, so that `madvise(MADV_HUGEPAGE)` is taken.
     static let kernelHasHugePages = FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage/enabled")

@@ -80,7 +80,7 @@ private let defaultTrainers: [(name: String, train: @Sendable (TrainingProblem) 
 ///     d0 (class 0): f0 × 2, f1 × 1        d1 (class 0): f0 × 1        d2 (class 1): f1 × 1, f2 × 3
 ///
 /// Class totals: N_0 = (3, 1, 0), sum 4; N_1 = (0, 1, 3), sum 4; feature totals T = (3, 2, 3).
-@Suite("Naive Bayes on a corpus computed by hand")
+@Suite("Naive Bayes on a corpus computed by hand", .onOwnThreads)
 struct NaiveBayesByHandTests {
     let corpus = problem([[0: 2, 1: 1], [0: 1], [1: 1, 2: 3]], labels: [0, 0, 1], columns: 3)
 
@@ -156,7 +156,7 @@ struct NaiveBayesByHandTests {
 
 // MARK: - Scoring
 
-@Suite("Scoring")
+@Suite("Scoring", .onOwnThreads)
 struct ScoringTests {
     @Test("A model large enough for row prefetching scores exactly as the plain sum, to the last row")
     func prefetchedScores() {
@@ -185,7 +185,7 @@ struct ScoringTests {
 
 // MARK: - Column compaction
 
-@Suite("Column compaction")
+@Suite("Column compaction", .onOwnThreads)
 struct ColumnCompactionTests {
     @Test("Used columns are renumbered in order and expanded back, with a fill for the others")
     func roundTrip() {
@@ -250,7 +250,7 @@ private struct IllConditionedQuadratic: SecondOrderObjective {
     }
 }
 
-@Suite("Trust-region Newton")
+@Suite("Trust-region Newton", .onOwnThreads)
 struct TrustRegionNewtonTests {
     @Test("Converges to the minimum of an ill-conditioned convex quadratic")
     func quadratic() {
@@ -327,7 +327,7 @@ struct TrustRegionNewtonTests {
 
 // MARK: - Separable data
 
-@Suite("Separable data")
+@Suite("Separable data", .onOwnThreads)
 struct SeparableDataTests {
     @Test("Every trainer reaches 100% training accuracy", arguments: defaultTrainers.indices)
     func perfectTrainingAccuracy(trainer: Int) throws {
@@ -356,7 +356,7 @@ struct SeparableDataTests {
 
 // MARK: - Determinism
 
-@Suite("Determinism")
+@Suite("Determinism", .onOwnThreads)
 struct DeterminismTests {
     let data = separableProblem(rows: 300, classes: 5, seed: 21)
 
@@ -595,7 +595,7 @@ struct DeterminismTests {
 // MARK: - Class weights
 
 /// Two classes that share feature 0; class 0 has more examples. Feature 0 alone is ambiguous.
-@Suite("Class weights")
+@Suite("Class weights", .onOwnThreads)
 struct ClassWeightTests {
     static func data(upweighting weight: Float) -> TrainingProblem {
         let rows: [[Int32: Float]] = [[0: 1, 1: 1], [0: 1, 1: 1], [0: 1, 2: 1], [0: 1], [0: 1, 3: 1], [0: 1]]
@@ -626,7 +626,7 @@ struct ClassWeightTests {
 
 // MARK: - Calibration
 
-@Suite("Probability calibration")
+@Suite("Probability calibration", .onOwnThreads)
 struct CalibrationTests {
     let training = noisyProblem(rows: 400, seed: 1)
     let validation = noisyProblem(rows: 200, seed: 2)
@@ -767,7 +767,7 @@ struct CalibrationTests {
 
 // MARK: - Reference headlines
 
-@Suite("The reference headlines")
+@Suite("The reference headlines", .onOwnThreads)
 struct ReferenceHeadlineTests {
     @Test("Every trainer labels the two sample headlines as Create ML does", .needsSeedArtifacts("texts.json"),
           arguments: defaultTrainers.indices)

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MLKit
 
-@Suite("Model files round-trip")
+@Suite("Model files round-trip", .onOwnThreads)
 struct ModelFileRoundTripTests {
     @Test("Writing and reading keeps every probability, label and piece of metadata",
           arguments: [TextClassifierParameters.Algorithm.naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM, .embedding])
@@ -71,7 +72,7 @@ struct ModelFileRoundTripTests {
     }
 }
 
-@Suite("Damaged model files give clear errors")
+@Suite("Damaged model files give clear errors", .onOwnThreads)
 struct DamagedModelFileTests {
     static let golden: Data = {
         try! Data(contentsOf: Reference.models.appendingPathComponent("v1-headlines-svm.mlkit"))

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MLKit
 
 /// A model read from a file uses the file's mapped bytes in place for its weights; it must
 /// predict exactly as the same weights copied into arrays of their own, and write the same
 /// sections back.
-@Suite("Models use their file's weights in place and predict as with copied weights")
+@Suite("Models use their file's weights in place and predict as with copied weights", .onOwnThreads)
 struct ModelLoadingTests {
     /// The classifier with the same featurizer and the same weights, copied into arrays of its
     /// own, and a matrix stored as rows expanded into the whole matrix.

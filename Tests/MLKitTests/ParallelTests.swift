@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 @testable import MLKit
 
-@Suite("Parallel work")
+@Suite("Parallel work", .onOwnThreads)
 struct ParallelTests {
     @Test("Balancing chunks cover every row once, in order, on any thread count",
           arguments: [0, 1, 2, 5, 129, 10_000])

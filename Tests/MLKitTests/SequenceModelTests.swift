@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MLKit
 
@@ -62,7 +63,7 @@ private func scalarViterbi(_ model: LinearChainModel, scores: [Float], length: I
     return path
 }
 
-@Suite("Sequence models: the algorithms against brute force")
+@Suite("Sequence models: the algorithms against brute force", .onOwnThreads)
 struct SequenceAlgorithmTests {
     @Test("Viterbi finds the labeling with the highest score", arguments: [1, 2, 5])
     func viterbi(length: Int) {

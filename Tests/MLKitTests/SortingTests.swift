@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 @testable import MLKit
 
-@Suite("Sorting and ranking")
+@Suite("Sorting and ranking", .onOwnThreads)
 struct SortingTests {
     /// Pseudo-random numbers for the cases below, the same on every run.
     static func numbers(_ count: Int, seed: UInt64) -> [UInt64] {

@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 @testable import MLKit
 
-@Suite("Sparse kernels")
+@Suite("Sparse kernels", .onOwnThreads)
 struct SparseKernelTests {
     /// A random document over a matrix of `features` rows: repeated indices, values of both
     /// signs and several magnitudes, so that the order and rounding of the additions show.

@@ -22,7 +22,7 @@ enum Reference {
     static let politicsHeadline = "President Donald Trump is approving a new law"
 }
 
-@Suite("Training on headlines")
+@Suite("Training on headlines", .onOwnThreads)
 struct HeadlineTrainingTests {
     @Test("Every algorithm, and auto, labels the chapter's two examples correctly", .needsSeedArtifacts("texts.json"),
           arguments: [TextClassifierParameters.Algorithm.automatic, .naiveBayes, .complementNaiveBayes, .maxEnt, .linearSVM, .embedding])
@@ -108,7 +108,7 @@ struct HeadlineTrainingTests {
     }
 }
 
-@Suite("A minimum feature count prunes the vocabulary")
+@Suite("A minimum feature count prunes the vocabulary", .onOwnThreads)
 struct MinimumFeatureCountTests {
     @Test("Complement naive Bayes keeps exactly the features seen at least twice")
     func prunes() throws {
@@ -150,7 +150,7 @@ struct MinimumFeatureCountTests {
     }
 }
 
-@Suite("Automatic selection: the one-standard-error rule, paired, then a pruned vocabulary")
+@Suite("Automatic selection: the one-standard-error rule, paired, then a pruned vocabulary", .onOwnThreads)
 struct AutomaticSelectionTests {
     /// A result whose validation predictions are right on the `right` examples of 100 (wrapping
     /// around past the last), and wrong on the others.
@@ -289,7 +289,7 @@ struct AutomaticSelectionTests {
     }
 }
 
-@Suite("Prediction")
+@Suite("Prediction", .onOwnThreads)
 struct PredictionTests {
     static let classifier: TextClassifier = {
         // The golden SVM file: trained once, read here by every prediction test.
@@ -411,7 +411,7 @@ struct PredictionTests {
     }
 }
 
-@Suite("Classification metrics")
+@Suite("Classification metrics", .onOwnThreads)
 struct ClassificationMetricsTests {
     @Test("Hand-computed precision, recall, F1, macro and weighted means")
     func handComputed() {

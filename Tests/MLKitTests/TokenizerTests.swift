@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import MLKit
 
@@ -7,7 +8,7 @@ private func words(_ text: String, _ tokenizer: Tokenizer = Tokenizer()) -> [Str
     tokenizer.tokens(for: text)
 }
 
-@Suite("Word tokens in scripts with spaces")
+@Suite("Word tokens in scripts with spaces", .onOwnThreads)
 struct SpacedScriptTests {
     @Test("The documented example keeps contractions, abbreviations, e-mail, decimals and a ZWJ flag")
     func documentedExample() {
@@ -63,7 +64,7 @@ struct SpacedScriptTests {
     }
 }
 
-@Suite("Numbers and URLs")
+@Suite("Numbers and URLs", .onOwnThreads)
 struct NumberAndURLTests {
     @Test("Decimal and thousands separators stay inside numbers")
     func numbers() {
@@ -84,7 +85,7 @@ struct NumberAndURLTests {
     }
 }
 
-@Suite("Scripts without spaces")
+@Suite("Scripts without spaces", .onOwnThreads)
 struct UnspacedScriptTests {
     @Test("Chinese: each Han character is a token")
     func chinese() {
@@ -121,7 +122,7 @@ struct UnspacedScriptTests {
     }
 }
 
-@Suite("Emoji")
+@Suite("Emoji", .onOwnThreads)
 struct EmojiTests {
     @Test("Modifiers, ZWJ sequences, flags, keycaps and hearts are single tokens")
     func sequences() {
@@ -139,7 +140,7 @@ struct EmojiTests {
     }
 }
 
-@Suite("Sentences, paragraphs and documents")
+@Suite("Sentences, paragraphs and documents", .onOwnThreads)
 struct SegmentTests {
     @Test("Sentences end at terminators followed by space, not at abbreviations or decimals")
     func sentences() {
@@ -171,7 +172,7 @@ struct SegmentTests {
     }
 }
 
-@Suite("Normalization")
+@Suite("Normalization", .onOwnThreads)
 struct NormalizationTests {
     @Test("Lowercasing can be turned off")
     func noLowercase() {
@@ -199,7 +200,7 @@ struct NormalizationTests {
     }
 }
 
-@Suite("Tokenizing invalid UTF-8")
+@Suite("Tokenizing invalid UTF-8", .onOwnThreads)
 struct TokenizerInvalidUTF8Tests {
     static let broken: [UInt8] = Array("ok ".utf8) + [0xFF, 0xC3] + Array(" fine caf".utf8) + [0xC3]
 

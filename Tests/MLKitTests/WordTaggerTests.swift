@@ -28,7 +28,7 @@ private func mlkitError(_ body: () throws -> some Any) -> MLKitError? {
     }
 }
 
-@Suite("Word tagger: training and prediction")
+@Suite("Word tagger: training and prediction", .onOwnThreads)
 struct WordTaggerTrainingTests {
     @Test("Each algorithm learns the headlines and tags a new sentence as a reader expects",
           arguments: [WordTaggerParameters.Algorithm.automatic, .crf, .perceptron])
@@ -141,7 +141,7 @@ struct WordTaggerTrainingTests {
     }
 }
 
-@Suite("Word tagger: features")
+@Suite("Word tagger: features", .onOwnThreads)
 struct TokenFeatureTests {
     @Test("The keys of an English token and its neighbours")
     func englishKeys() {
@@ -184,7 +184,7 @@ struct TokenFeatureTests {
     }
 }
 
-@Suite("Word tagger: metrics")
+@Suite("Word tagger: metrics", .onOwnThreads)
 struct TaggingMetricsTests {
     @Test("Runs of one label are entities; NONE is outside")
     func runs() {
@@ -222,7 +222,7 @@ struct TaggingMetricsTests {
     }
 }
 
-@Suite("Word tagger: the chapter's labels.json", .needsSeedArtifacts("labels.json"))
+@Suite("Word tagger: the chapter's labels.json", .needsSeedArtifacts("labels.json"), .onOwnThreads)
 struct ChapterLabelsTests {
     @Test("The tagger learns the chapter's 12 rows and tags a new headline from their words")
     func chapter() throws {
@@ -260,7 +260,7 @@ struct ChapterLabelsTests {
     }
 }
 
-@Suite("Word tagger: a trained segmenter as a tokenizer")
+@Suite("Word tagger: a trained segmenter as a tokenizer", .onOwnThreads)
 struct SegmenterTokenizerTests {
     @Test("Tokenizer(segmenter:) finds words, skips punctuation, and keeps text apart at spaces and lines")
     func words() throws {
@@ -292,7 +292,7 @@ struct SegmenterTokenizerTests {
     }
 }
 
-@Suite("Word tagger: model files")
+@Suite("Word tagger: model files", .onOwnThreads)
 struct TaggerModelFileTests {
     static func trained() throws -> WordTagger {
         try WordTagger(trainingData: try TaggerFixtures.headlines(), parameters: .init(algorithm: .crf, threads: 2))

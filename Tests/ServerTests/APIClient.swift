@@ -148,12 +148,14 @@ final class ReachedEndpoints: Sendable {
 }
 
 /// A bare TCP connection to the server, for what URLSession will not send: paths with dot
-/// segments, and uploads cut off halfway.
+/// segments, and uploads cut off halfway. Its calls block: a suite that uses it runs
+/// ``Trait/onOwnThreads``.
 final class RawConnection {
     private var socket: Int32
 
     init(port: Int) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: the servers and tools the tests start must not inherit it.
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw ServerTestError("socket() failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

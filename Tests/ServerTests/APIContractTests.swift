@@ -8,7 +8,7 @@ import Yams
 
 /// `docs/openapi.yaml` against the server: the same routes, methods and statuses as the
 /// router, and schemathesis, generating requests from it, against a live server.
-@Suite("The API contract", .timeLimit(.minutes(10)))
+@Suite("The API contract", .timeLimit(.minutes(10)), .onOwnThreads)
 struct APIContractTests {
     static let document = ChildProcess.repositoryRoot.appendingPathComponent("docs/openapi.yaml")
 

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// Bad requests get the right status and a JSON message, and the server keeps serving.
-@Suite("Bad requests and tokens", .timeLimit(.minutes(10)))
+@Suite("Bad requests and tokens", .timeLimit(.minutes(10)), .onOwnThreads)
 struct BadRequestTests {
     @Test("Path traversal, malformed JSON, unknown names, invalid and oversized models")
     func badRequests() async throws {

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// ETags, 304s and byte ranges: what lets a client revalidate cheaply and resume a download.
-@Suite("Caching and ranges", .timeLimit(.minutes(10)))
+@Suite("Caching and ranges", .timeLimit(.minutes(10)), .onOwnThreads)
 struct CachingTests {
     @Test("A resolved collection has an ETag; If-None-Match answers 304 until the deployment changes")
     func resolvedETag() async throws {

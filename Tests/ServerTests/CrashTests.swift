@@ -7,7 +7,7 @@ import Testing
 /// `kill -9` of `mlkit serve` while it writes: uploads, deployments, activations and
 /// rollbacks under way. After a restart the SQLite store passes `integrity_check`, no partial
 /// model file is visible or served, and every deployment is complete or absent.
-@Suite("Crashes: kill -9 of mlkit serve", .timeLimit(.minutes(10)))
+@Suite("Crashes: kill -9 of mlkit serve", .timeLimit(.minutes(10)), .onOwnThreads)
 struct CrashTests {
     /// Rounds of load and kill; `MLKIT_CRASH_ROUNDS` sets more.
     static let rounds = ProcessInfo.processInfo.environment["MLKIT_CRASH_ROUNDS"].flatMap(Int.init) ?? 8

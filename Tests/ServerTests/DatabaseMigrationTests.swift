@@ -4,7 +4,7 @@ import Testing
 
 /// `mlkit serve migrate`: the shared database's schema under an advisory lock, and the copy of
 /// an SQLite data folder into PostgreSQL.
-@Suite("Migrating to PostgreSQL", .needsPostgres, .timeLimit(.minutes(10)))
+@Suite("Migrating to PostgreSQL", .needsPostgres, .timeLimit(.minutes(10)), .onOwnThreads)
 struct DatabaseMigrationTests {
     @Test("Replicas that start together migrate once: the others wait for the advisory lock and find nothing to do")
     func concurrentMigrations() async throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// A replica whose PostgreSQL database goes away: publisher calls answer 503 at once,
 /// resolutions and downloads come from its caches (and say so), and it recovers by itself.
-@Suite("Losing the shared database", .needsPostgres, .timeLimit(.minutes(10)))
+@Suite("Losing the shared database", .needsPostgres, .timeLimit(.minutes(10)), .onOwnThreads)
 struct DatabaseOutageTests {
     @Test("Without the database: 503 for publishers, cached answers for devices, and recovery when it returns")
     func outageAndRecovery() async throws {

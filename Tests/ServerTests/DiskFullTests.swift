@@ -5,7 +5,7 @@ import Testing
 /// A full disk, on a small tmpfs mounted for the test: a clear error naming the path, nothing
 /// partial left, and the server keeps serving what it has. Mounting needs root (and a sandbox
 /// that allows it); elsewhere the tests say so and are skipped.
-@Suite("A full disk", .timeLimit(.minutes(10)))
+@Suite("A full disk", .timeLimit(.minutes(10)), .onOwnThreads)
 struct DiskFullTests {
     @Test("The server answers 507 naming the file when its disk is full, keeps nothing partial, serves what it has, and writes again once there is room",
           .enabled(if: SmallFileSystem.canMount, SmallFileSystem.cannotMount))

@@ -6,7 +6,7 @@ import Testing
 
 /// Encrypted models on the server: uploaded without their key, deployed with their key
 /// identifier, and their keys registered and served only to read tokens that may have them.
-@Suite("Encrypted models and keys", .timeLimit(.minutes(10)))
+@Suite("Encrypted models and keys", .timeLimit(.minutes(10)), .onOwnThreads)
 struct EncryptedModelTests {
     @Test("An encrypted model is stored and resolved with its key identifier; its key goes only to allowed read tokens")
     func encryptedModelAndKey() async throws {

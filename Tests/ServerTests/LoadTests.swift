@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// Many clients at once.
-@Suite("Load", .timeLimit(.minutes(10)))
+@Suite("Load", .timeLimit(.minutes(10)), .onOwnThreads)
 struct LoadTests {
     @Test("50 clients download a model at once, each getting every byte")
     func fiftyConcurrentDownloads() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// Publish a model, deploy it, resolve the collection and download the file, end to end
 /// against a real `mlkit serve`.
-@Suite("Publishing, resolving and downloading", .timeLimit(.minutes(10)))
+@Suite("Publishing, resolving and downloading", .timeLimit(.minutes(10)), .onOwnThreads)
 struct PublishingTests {
     @Test("An uploaded model is stored under its SHA-256, deployed, resolved and downloaded byte for byte")
     func publishResolveDownload() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Several replicas over one PostgreSQL database, in this process: what one replica commits,
 /// every other serves at once, and rollouts answer alike everywhere.
-@Suite("Replicas over one PostgreSQL database", .needsPostgres, .timeLimit(.minutes(10)))
+@Suite("Replicas over one PostgreSQL database", .needsPostgres, .timeLimit(.minutes(10)), .onOwnThreads)
 struct ReplicaTests {
     @Test("A deployment or rollback made through one replica is served by the other as soon as the call returns")
     func changesAreVisibleAtOnce() async throws {

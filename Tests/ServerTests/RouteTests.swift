@@ -7,7 +7,7 @@ import Testing
 
 /// Every endpoint of the router, reached in process through HummingbirdTesting: its usual
 /// answer, and the answers every path shares (404, 405 with `Allow`, 400 for a broken path).
-@Suite("Routes, in process", .timeLimit(.minutes(10)))
+@Suite("Routes, in process", .timeLimit(.minutes(10)), .onOwnThreads)
 struct RouteTests {
     @Test("Every endpoint answers in process, each with a status it declares")
     func everyEndpoint() async throws {

@@ -55,7 +55,7 @@ struct OpenedStores: Sendable {
 
 /// The contract every ``CollectionStore`` keeps, run against SQLite and PostgreSQL alike so
 /// that the two cannot drift apart.
-@Suite("The store contract (SQLite and PostgreSQL)", .timeLimit(.minutes(10)))
+@Suite("The store contract (SQLite and PostgreSQL)", .timeLimit(.minutes(10)), .onOwnThreads)
 struct StoreContractTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Which deployment a device gets: a table of device contexts against targeting rules, and
 /// percentage rollouts over many installation IDs.
-@Suite("Targeting and rollouts", .timeLimit(.minutes(10)))
+@Suite("Targeting and rollouts", .timeLimit(.minutes(10)), .onOwnThreads)
 struct TargetingTests {
     @Test("A table of device contexts resolves to the right deployment")
     func contextTable() async throws {

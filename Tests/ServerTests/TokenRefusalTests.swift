@@ -6,7 +6,7 @@ import Testing
 /// The server's memory of refused tokens: an unknown token is answered 401 without a database
 /// read for `--token-refusal-seconds`, and at most 10,000 of them are remembered. A database
 /// read shows in the debug log as "reloaded the token hashes".
-@Suite("Token refusals", .timeLimit(.minutes(10)))
+@Suite("Token refusals", .timeLimit(.minutes(10)), .onOwnThreads)
 struct TokenRefusalTests {
     @Test("A refused token keeps getting 401 with no database read, even once it is stored; another unknown token's reread lets it in")
     func refusedTokenStaysRefused() async throws {

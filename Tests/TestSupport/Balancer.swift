@@ -53,7 +53,7 @@ public final class Balancer: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: Self.emptyFile(folder.appendingPathComponent("stderr")))
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.startAlone()
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if Self.accepts(port: port) { return }

@@ -87,7 +87,7 @@ public enum ChildProcess {
         process.standardInput = handles.0
         process.standardOutput = handles.1
         process.standardError = handles.2
-        try process.run()
+        try process.startAlone()
         try process.waitForExit(within: deadline)
         return Result(status: process.terminationStatus,
                       stdout: String(decoding: try Data(contentsOf: stdout), as: UTF8.self),
@@ -96,6 +96,21 @@ public enum ChildProcess {
 }
 
 extension Process {
+    private static let startLock = NSLock()
+
+    /// Starts the process while no other test starts one: `run()` under one lock.
+    ///
+    /// Foundation's `run()` learns of the child's exit through a socket pair that it makes
+    /// without close-on-exec, one end of which the child holds. A child that another thread
+    /// starts at the same moment can inherit that end too, and the first child's exit is then
+    /// not seen until the second one exits: for a server or a database that outlives the test,
+    /// not before the test gives up.
+    public func startAlone() throws {
+        Self.startLock.lock()
+        defer { Self.startLock.unlock() }
+        try run()
+    }
+
     /// Waits until the process has exited, polling without a run loop. Past `seconds`, kills
     /// it with SIGKILL, waits for that, and throws.
     /// - Throws: ``ChildProcess/Timeout`` naming the command when it had to be killed.

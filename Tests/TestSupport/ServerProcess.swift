@@ -108,7 +108,7 @@ public final class ServerProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.startAlone()
         self.process = process
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
