@@ -10,9 +10,10 @@ struct ModelFileParts {
     var sections: [(name: String, type: ModelContainer.ElementType, bytes: Data)]
     var version: UInt32 = ModelContainer.currentVersion
 
-    /// The parts of a file that mlkit wrote.
-    init(_ data: Data) throws {
-        let container = try ModelContainer.decode(data, file: nil, knownSections: ModelFileSection.all)
+    /// The parts of a file that mlkit wrote, a classifier's unless `knownSections` says otherwise.
+    init(_ data: Data, knownSections: Set<String> = ModelFileSection.all) throws {
+        let container = try ModelContainer.decode(data, file: nil, knownSections: knownSections)
+        version = container.version
         header = try #require(try JSONSerialization.jsonObject(with: container.header) as? [String: Any])
         sections = container.sections.values.sorted { $0.name < $1.name }.map { ($0.name, $0.type, Data($0.bytes)) }
     }
@@ -146,6 +147,30 @@ struct InconsistentModelFileTests {
         parts = try ModelFileParts.vocabularyModel()
         parts.set(ModelFileSection.vocabularyHashes, .uint64, ModelFileParts.bytes(of: [UInt64]([1, 2])))
         #expect(try refusal(parts)?.reason.hasPrefix("inconsistent model: 2 vocabulary hashes for ") == true)
+    }
+
+    @Test("A vocabulary that holds a feature twice is refused: a lookup would find only the first")
+    func repeatedVocabularyTerm() throws {
+        var parts = try ModelFileParts.vocabularyModel()
+        let terms = ["rain", "sun", "rain"]
+        parts.set(ModelFileSection.vocabularyHashes, .uint64, ModelFileParts.bytes(of: terms.map(FeatureHash.of)))
+        parts.set(ModelFileSection.vocabularyTerms, .utf8, Data(PackedStrings(terms).bytes))
+        #expect(try refusal(parts)?.reason == "inconsistent model: vocabulary entries 0 and 2 hold the same feature")
+    }
+
+    @Test("IDF values must be finite and not negative", arguments: [Float.nan, .infinity, -1])
+    func badInverseDocumentFrequency(value: Float) throws {
+        var parts = try ModelFileParts.vocabularyModel()
+        let features = try #require(parts.header["features"] as? Int)
+        var idf = [Float](repeating: 1.5, count: features)
+        idf[features - 1] = value
+        parts.changeFeaturizer { $0["weighting"] = "tfidf" }
+        parts.set(ModelFileSection.inverseDocumentFrequency, .float32, ModelFileParts.bytes(of: idf))
+        #expect(try refusal(parts)?.reason
+                == "inconsistent model: the idf value of feature \(features - 1) is \(value), not a finite number of at least 0")
+        idf[features - 1] = 0
+        parts.set(ModelFileSection.inverseDocumentFrequency, .float32, ModelFileParts.bytes(of: idf))
+        _ = try TextClassifier(modelFileData: try parts.encoded())
     }
 
     @Test("IDF values come with TF-IDF weighting only, one per feature")

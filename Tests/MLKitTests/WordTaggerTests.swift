@@ -382,5 +382,13 @@ struct TaggerModelFileTests {
         older[8] = 3
         #expect(mlkitError { try WordTagger(modelFileData: DamagedModelFileTests.resealed(older), source: "t.mlkit") }?.description
                 == "t.mlkit: inconsistent model: a word tagger in a format version 3 file (taggers start at version 4)")
+        // Two attributes with the same hash: a lookup would find only the first.
+        var parts = try ModelFileParts(golden, knownSections: WordTaggerFile.sections)
+        let section = try #require(parts.sections.first { $0.name == WordTaggerFile.attributes })
+        var hashes = section.bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
+        hashes[3] = hashes[1]
+        parts.set(WordTaggerFile.attributes, section.type, ModelFileParts.bytes(of: hashes))
+        #expect(mlkitError { try WordTagger(modelFileData: try parts.encoded(), source: "t.mlkit") }?.description
+                == "t.mlkit: inconsistent model: attributes 1 and 3 have the same hash")
     }
 }

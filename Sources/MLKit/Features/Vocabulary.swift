@@ -28,6 +28,9 @@ final class Vocabulary: Sendable {
     private let slots: [UInt64]
     /// Where the fields of a slot lie.
     private let layout: Layout
+    /// The first two indices that hold the same hash, if any: a vocabulary read from a file
+    /// with a key twice, which a loader refuses (a lookup finds only the first).
+    let repeatedKey: (first: Int, second: Int)?
 
     /// Where the fields of a slot lie: the index + 1 in the low `flagShift` bits, then the
     /// flag, then the tag: the hash's bits from `flagShift + 1` up.
@@ -58,6 +61,7 @@ final class Vocabulary: Sendable {
         let layout = Layout(count: hashes.count)
         var slots = [UInt64](repeating: 0, count: capacity)
         let mask = capacity - 1
+        var repeatedKey: (first: Int, second: Int)?
         slots.withUnsafeMutableBufferPointer { slots in
             hashes.withUnsafeBufferPointer { hashes in
                 // The keys go in in index order, as lookups expect; the home slot of the key a
@@ -76,6 +80,8 @@ final class Vocabulary: Sendable {
                         if layout.tagMatches(slots[slot], hash) {
                             slots[slot] |= layout.flag
                             entry |= layout.flag
+                            let other = layout.index(slots[slot])
+                            if repeatedKey == nil && hashes[other] == hash { repeatedKey = (other, index) }
                         }
                         slot = (slot + 1) & mask
                     }
@@ -85,6 +91,7 @@ final class Vocabulary: Sendable {
         }
         self.slots = slots
         self.layout = layout
+        self.repeatedKey = repeatedKey
     }
 
     /// Creates a vocabulary from keys, hashing each.

@@ -221,7 +221,11 @@ extension TextClassifier {
             let hashes = try container.uint64s(ModelFileSection.vocabularyHashes)
             let terms = try container.strings(ModelFileSection.vocabularyTerms)
             guard hashes.count == terms.count else { throw inconsistent("\(hashes.count) vocabulary hashes for \(terms.count) terms") }
-            vocabulary = Vocabulary(terms: terms, hashes: hashes)
+            let read = Vocabulary(terms: terms, hashes: hashes)
+            if let (first, second) = read.repeatedKey {
+                throw inconsistent("vocabulary entries \(first) and \(second) hold the same feature")
+            }
+            vocabulary = read
         case .hashed:
             // A hashed featurizer's indices go up to 2^bits, whatever a vocabulary holds.
             guard !hasVocabulary else { throw inconsistent("a vocabulary in a model whose features are hashed") }
@@ -230,6 +234,9 @@ extension TextClassifier {
         if header.featurizer.weighting == .tfidf {
             let values = try container.floats(ModelFileSection.inverseDocumentFrequency)
             guard values.count == header.features else { throw inconsistent("\(values.count) idf values for \(header.features) features") }
+            if let bad = values.firstIndex(where: { !($0.isFinite && $0 >= 0) }) {
+                throw inconsistent("the idf value of feature \(bad) is \(values[bad]), not a finite number of at least 0")
+            }
             idf = values
         } else if container.has(ModelFileSection.inverseDocumentFrequency) {
             throw inconsistent("idf values in a model weighted by \(header.featurizer.weighting.rawValue), not tfidf")

@@ -153,7 +153,11 @@ extension WordTagger {
         }
         let model = LinearChainModel(labelCount: labelCount, features: StateFeatures(rowStarts: rows, pairLabels: pairLabels),
                                      pairWeights: weights, transitions: transitions, start: start, end: end)
-        return WordTagger(labels: header.labels, attributes: Vocabulary(terms: nil, hashes: hashes), model: model,
+        let attributes = Vocabulary(terms: nil, hashes: hashes)
+        if let (first, second) = attributes.repeatedKey {
+            throw inconsistent("attributes \(first) and \(second) have the same hash")
+        }
+        return WordTagger(labels: header.labels, attributes: attributes, model: model,
                           tokenizer: header.tokenizer, metadata: header.metadata, trainingSummary: header.training,
                           trainingMetrics: header.trainingMetrics, validationMetrics: header.validationMetrics,
                           formatVersion: Int(container.version))
