@@ -70,14 +70,16 @@ struct CancellationStress {
         let access: @Sendable () async throws -> ModelCollection = {
             try await ModelCollection.beginAccessing(identifier: "cancel", server: server, cacheFolder: cache)
         }
-        // The cancels fall across the whole access: the request, the download and the saving.
+        // The cancels fall across the whole access (the request, the download and the saving),
+        // and the last rounds wait up to twice as long as the first access took, so that some
+        // finish however much slower than that one the later accesses run.
         let whole = try await ContinuousClock().measure { _ = try await access() }
         var cancelled = 0, completed = 0
         for round in 0..<60 {
             // From an empty cache, so that the model is downloaded again.
             try FileManager.default.removeItem(at: cache)
             let task = Task { try await access() }
-            try await Task.sleep(for: whole * (Double(round) / 48))
+            try await Task.sleep(for: whole * (Double(round) / 30))
             task.cancel()
             do {
                 let collection = try await task.value
