@@ -96,25 +96,18 @@ struct TokenRefusalTests {
     /// Sends one publisher request per token on one connection, all written at once, the last
     /// with `Connection: close`, and counts the statuses of the answers.
     private static func pipelined(_ tokens: [String], port: Int) async throws -> [Int: Int] {
-        try await withCheckedThrowingContinuation { continuation in
-            // Blocking socket calls: off the concurrency pool's threads.
-            Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    let connection = try RawConnection(port: port)
-                    let requests = tokens.enumerated().map { index, token in
-                        "GET /v1/collections HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                            + (index == tokens.count - 1 ? "Connection: close\r\n\r\n" : "\r\n")
-                    }
-                    try connection.write(Data(requests.joined().utf8))
-                    let answers = String(decoding: connection.readAll(limit: 16 << 20), as: UTF8.self)
-                    var counts: [Int: Int] = [:]
-                    for answer in answers.components(separatedBy: "HTTP/1.1 ").dropFirst() {
-                        counts[Int(answer.prefix(3)) ?? 0, default: 0] += 1
-                    }
-                    return counts
-                })
-            }
+        let connection = try RawConnection(port: port)
+        let requests = tokens.enumerated().map { index, token in
+            "GET /v1/collections HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + (index == tokens.count - 1 ? "Connection: close\r\n\r\n" : "\r\n")
         }
+        try connection.write(Data(requests.joined().utf8))
+        let answers = String(decoding: connection.readAll(limit: 16 << 20), as: UTF8.self)
+        var counts: [Int: Int] = [:]
+        for answer in answers.components(separatedBy: "HTTP/1.1 ").dropFirst() {
+            counts[Int(answer.prefix(3)) ?? 0, default: 0] += 1
+        }
+        return counts
     }
 
     /// Stores a publish token of the test's choosing in the running server's SQLite database, as
