@@ -15,7 +15,7 @@ import Testing
 /// unrelated test running beside them.
 @Suite("Cancellation: requests and downloads in flight", .onOwnThreads)
 struct CancellationTests {
-    @Test("A thousand cancelled requests and sixty cancelled accesses end, in a process of their own")
+    @Test("A thousand cancelled requests and forty-odd cancelled accesses end, in a process of their own")
     func cancellationsInAChildProcess() throws {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0])
         let result = try ChildProcess.run(testBinary, ["--testing-library", "swift-testing",
@@ -70,16 +70,25 @@ struct CancellationStress {
         let access: @Sendable () async throws -> ModelCollection = {
             try await ModelCollection.beginAccessing(identifier: "cancel", server: server, cacheFolder: cache)
         }
-        // The cancels fall across the whole access (the request, the download and the saving),
-        // and the last rounds wait up to twice as long as the first access took, so that some
-        // finish however much slower than that one the later accesses run.
-        let whole = try await ContinuousClock().measure { _ = try await access() }
-        var cancelled = 0, completed = 0
-        for round in 0..<60 {
+        // The cancels sweep from the start of an access to twice as long as the first access
+        // took, so that they fall on the request, the download and the saving, and some come
+        // after the end. Accesses run slower under load than the first did, so if none has
+        // finished by the end of the sweep the wait doubles until one does. The whole loop has a
+        // budget of its own, well inside the time limit, however slow the machine.
+        let clock = ContinuousClock()
+        let whole = try await clock.measure { _ = try await access() }
+        let sweep = 40, budget = Duration.seconds(90), start = clock.now
+        var cancelled = 0, completed = 0, wait = Duration.zero, round = 0
+        while clock.now - start < budget, round < sweep || cancelled == 0 || completed == 0 {
+            if round < sweep {
+                wait = whole * (2 * Double(round) / Double(sweep))
+            } else {
+                wait = completed == 0 ? wait * 2 : .zero
+            }
             // From an empty cache, so that the model is downloaded again.
             try FileManager.default.removeItem(at: cache)
             let task = Task { try await access() }
-            try await Task.sleep(for: whole * (Double(round) / 30))
+            try await Task.sleep(for: min(wait, budget - (clock.now - start)))
             task.cancel()
             do {
                 let collection = try await task.value
@@ -88,6 +97,7 @@ struct CancellationStress {
             } catch is CancellationError {
                 cancelled += 1
             }
+            round += 1
         }
         #expect(cancelled > 0 && completed > 0)
         let collection = try await fixture.access("cancel")
