@@ -75,10 +75,10 @@ enum LoadedModel {
     }
 
     /// Metrics on labelled texts.
-    func evaluation(on dataset: TextDataset) throws -> ClassificationMetrics {
+    func evaluation(on dataset: TextDataset, threads: Int = 0) throws -> ClassificationMetrics {
         switch self {
-        case .mlkit(let classifier): return classifier.evaluation(on: dataset)
-        case .coreML(let model): return try model.evaluation(on: dataset)
+        case .mlkit(let classifier): return classifier.evaluation(on: dataset, threads: threads)
+        case .coreML(let model): return try model.evaluation(on: dataset, threads: threads)
         }
     }
 }

@@ -8,6 +8,9 @@ struct EvaluateCommand: ParsableCommand {
         commandName: "evaluate",
         abstract: "Measure a model on labelled data: accuracy, per-class metrics, confusion matrix.",
         discussion: """
+            A JSON Lines file (.jsonl, .ndjson) streams: it is read, parsed and measured on every core \
+            at once, in memory bounded whatever its size; each record must lie on one line.
+
             A word tagger is measured on tagged sentences ({"tokens": [...], "labels": [...]} rows or \
             word/TAG text): token accuracy, entity or word F1, per-label metrics, confusion matrix.
             """
@@ -46,12 +49,18 @@ struct EvaluateCommand: ParsableCommand {
                 case .wordTagger(let tagger): return try evaluate(tagger)
                 }
             }
-            let dataset = try DatasetReader(textColumn: textColumn, labelColumn: labelColumn ?? "label")
-                .read(contentsOf: URL(fileURLWithPath: data))
-            guard !dataset.examples.isEmpty else {
-                throw MLKitError(.invalidDataset, "the dataset is empty", at: .init(file: data))
+            let reader = DatasetReader(textColumn: textColumn, labelColumn: labelColumn ?? "label")
+            let dataURL = URL(fileURLWithPath: data)
+            let metrics: ClassificationMetrics
+            if DatasetFormat(fileExtension: dataURL.pathExtension) == .jsonLines {
+                metrics = try streamingEvaluation(of: classifier, reading: reader)
+            } else {
+                let dataset = try reader.read(contentsOf: dataURL)
+                guard !dataset.examples.isEmpty else {
+                    throw MLKitError(.invalidDataset, "the dataset is empty", at: .init(file: data))
+                }
+                metrics = try classifier.evaluation(on: dataset)
             }
-            let metrics = try classifier.evaluation(on: dataset)
             if json {
                 print(try jsonText(MetricsJSON(metrics)))
             } else {

@@ -9,7 +9,8 @@ import Darwin
 
 /// Streams an input through three stages that run at once: a reader that cuts the input into
 /// batches of lines (``LineBatchReader``), workers on every core that turn each batch into its
-/// output, and a writer, on the calling thread, that writes the outputs in the input's order.
+/// output, and a writer (or another consumer, such as `evaluate`'s sum of metrics), on the calling
+/// thread, that takes the outputs in the input's order.
 ///
 /// Between them, at most ``inFlightPerWorker`` batches per worker are read and not yet written:
 /// the reader waits for the writer beyond that, so memory is bounded by those batches whatever
@@ -18,19 +19,43 @@ enum StreamingPipeline {
     /// Batches read and not yet written, per worker.
     static let inFlightPerWorker = 4
 
-    /// Runs the pipeline to the end of the input.
+    /// Runs the pipeline to the end of the input, writing each batch's output.
     /// - Parameters:
     ///   - reader: The input, closed at the end.
     ///   - workers: Worker threads (0: one per core).
     ///   - transform: A batch's output; runs on the workers, several batches at once.
     ///   - write: Writes one batch's output; called on this thread, in the input's order.
     /// - Throws: The first error, in the input's order, of the reader, of `transform` or of
-    ///   `write`; the outputs of the batches before it have been written.
+    ///   `write`; the outputs of the batches before it have been written, and so has the part
+    ///   of its own that a ``Failure`` carries.
     static func run(_ reader: LineBatchReader, workers: Int = 0,
                     transform: @escaping @Sendable (LineBatch) throws -> [UInt8],
                     write: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try run(reader, workers: workers, transform: { batch -> (output: [UInt8], error: (any Error)?) in
+            do {
+                return (try transform(batch), nil)
+            } catch let failure as Failure {
+                return (failure.output, failure.error)
+            }
+        }, consume: { part in
+            try part.output.withUnsafeBytes { try write($0) }
+            if let error = part.error { throw error }
+        })
+    }
+
+    /// Runs the pipeline to the end of the input, handing each batch's result to `consume`.
+    /// - Parameters:
+    ///   - reader: The input, closed at the end.
+    ///   - workers: Worker threads (0: one per core).
+    ///   - transform: A batch's result; runs on the workers, several batches at once.
+    ///   - consume: Takes one batch's result; called on this thread, in the input's order.
+    /// - Throws: The first error, in the input's order, of the reader, of `transform` or of
+    ///   `consume`; the results of the batches before it have been consumed.
+    static func run<Output: Sendable>(_ reader: LineBatchReader, workers: Int = 0,
+                                      transform: @escaping @Sendable (LineBatch) throws -> Output,
+                                      consume: (Output) throws -> Void) throws {
         let workers = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
-        let state = PipelineState(reader: reader, inFlight: inFlightPerWorker * workers)
+        let state = PipelineState<Output>(reader: reader, inFlight: inFlightPerWorker * workers)
         defer { state.stop() }
         startThread { state.read() }
         for _ in 0..<workers {
@@ -43,15 +68,7 @@ enum StreamingPipeline {
         }
         var index = 0
         while let (batch, output) = state.results.take(index) {
-            switch output {
-            case .success(let bytes):
-                try bytes.withUnsafeBytes { try write($0) }
-            case .failure(let failure as Failure):
-                try failure.output.withUnsafeBytes { try write($0) }
-                throw failure.error
-            case .failure(let error):
-                throw error
-            }
+            try consume(output.get())
             batch?.written()
             state.slots.signal()
             index += 1
@@ -74,11 +91,11 @@ enum StreamingPipeline {
 }
 
 /// What the stages share.
-private final class PipelineState: @unchecked Sendable {
+private final class PipelineState<Output: Sendable>: @unchecked Sendable {
     /// Owned by the reading thread only.
     private var reader: LineBatchReader
     let work = BatchQueue()
-    let results = OrderedResults()
+    let results = OrderedResults<Output>()
     /// One per batch that may be read and not yet written.
     let slots: DispatchSemaphore
     private let inFlight: Int
@@ -175,17 +192,17 @@ private final class BatchQueue: @unchecked Sendable {
 }
 
 /// The workers' outputs, handed to the writer in the batches' order.
-private final class OrderedResults: @unchecked Sendable {
+private final class OrderedResults<Output: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var results: [Int: (LineBatch?, Result<[UInt8], any Error>)] = [:]
+    private var results: [Int: (LineBatch?, Result<Output, any Error>)] = [:]
     private var count: Int?
 
-    func put(_ batch: LineBatch, _ result: Result<[UInt8], any Error>) {
+    func put(_ batch: LineBatch, _ result: Result<Output, any Error>) {
         put(index: batch.index, batch, result)
     }
 
     /// Batch `index`'s output; the batch is kept until its output is written.
-    func put(index: Int, _ batch: LineBatch?, _ result: Result<[UInt8], any Error>) {
+    func put(index: Int, _ batch: LineBatch?, _ result: Result<Output, any Error>) {
         condition.lock()
         results[index] = (batch, result)
         condition.broadcast()
@@ -201,7 +218,7 @@ private final class OrderedResults: @unchecked Sendable {
     }
 
     /// Batch `index`'s output, waiting for it, or `nil` when the input had fewer batches.
-    func take(_ index: Int) -> (LineBatch?, Result<[UInt8], any Error>)? {
+    func take(_ index: Int) -> (LineBatch?, Result<Output, any Error>)? {
         condition.lock()
         defer { condition.unlock() }
         while results[index] == nil {

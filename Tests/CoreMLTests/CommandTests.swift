@@ -116,6 +116,14 @@ struct CommandTests {
         }
         #expect(accuracy(evaluate.stdout) != nil)
         #expect(accuracy(evaluate.stdout) == accuracy(mlkitEvaluation.stdout))
+        // The same headlines as JSON Lines stream, and give the same report.
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.headlines))) as? [Any])
+        let lines = try rows.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let headlineLines = folder.appendingPathComponent("headlines.jsonl")
+        try Data(lines.joined(separator: "\n").utf8).write(to: headlineLines)
+        let streamed = try mlkit(["evaluate", exported, headlineLines.path])
+        #expect(streamed.status == 0, "\(streamed.stderr)")
+        #expect(streamed.stdout == (try mlkit(["evaluate", exported, Self.headlines])).stdout)
 
         let info = try mlkit(["info", exported])
         #expect(info.stdout.contains("author              Ada\n"))

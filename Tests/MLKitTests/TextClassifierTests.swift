@@ -429,6 +429,44 @@ struct ClassificationMetricsTests {
         #expect(abs(metrics.weightedF1 - (0.8 * 3 + 0.5 * 2 + 2.0 / 3) / 6) < 1e-12)
     }
 
+    @Test("Metrics of parts combine into those of the whole: labels, confusion, top-k and log-loss")
+    func combiningParts() throws {
+        // Ten examples over labels a, b, c; the later parts bring labels the first has not seen.
+        let actual = [0, 0, 1, 2, 1, 0, 2, 2, 1, 0]
+        let ranked = [[0, 1, 2], [1, 0, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [0, 1, 2], [1, 0, 2], [2, 1, 0], [1, 0, 2], [2, 1, 0]]
+        let losses = [0.1, 0.7, 0.2, 0.3, 1.9, 0.05, 1.2, 0.4, 0.3, 2.2]
+        let labels = ["a", "b", "c"]
+        func metrics(_ rows: Range<Int>) -> ClassificationMetrics {
+            // A part knows only the labels it has seen, in order of first sight, as a batch does.
+            var partLabels: [String] = []
+            for row in rows {
+                for index in [actual[row]] + ranked[row] where !partLabels.contains(labels[index]) {
+                    partLabels.append(labels[index])
+                }
+            }
+            let place = labels.map { partLabels.firstIndex(of: $0) ?? -1 }
+            return ClassificationMetrics(labels: partLabels, actual: rows.map { place[actual[$0]] },
+                                         ranked: rows.map { ranked[$0].map { place[$0] } },
+                                         logLoss: losses[rows].reduce(0, +) / Double(rows.count))
+        }
+        let whole = metrics(0..<10)
+        let combined = ClassificationMetrics(combining: [metrics(0..<1), metrics(1..<4), metrics(4..<10)])
+        #expect(combined.labels == whole.labels)
+        #expect(combined.confusion == whole.confusion)
+        #expect(combined.topKAccuracy == whole.topKAccuracy)
+        let logLoss = try #require(combined.logLoss)
+        #expect(abs(logLoss - whole.logLoss!) < 1e-12)
+        #expect(abs(logLoss - losses.reduce(0, +) / 10) < 1e-12)
+        // An empty part changes nothing; metrics from rankings alone have no log-loss.
+        let empty = ClassificationMetrics(labels: [], actual: [], ranked: [])
+        let withEmpty = ClassificationMetrics(combining: [whole, empty])
+        #expect(withEmpty.labels == whole.labels && withEmpty.confusion == whole.confusion)
+        #expect(withEmpty.topKAccuracy == whole.topKAccuracy && abs(withEmpty.logLoss! - whole.logLoss!) < 1e-12)
+        let rankingsOnly = ClassificationMetrics(labels: labels, actual: [0], ranked: [[0, 1, 2]])
+        #expect(ClassificationMetrics(combining: [whole, rankingsOnly]).logLoss == nil)
+        #expect(ClassificationMetrics(combining: []).count == 0)
+    }
+
     @Test("The report aligns its tables and names the labels in the confusion matrix")
     func report() {
         let metrics = ClassificationMetrics(labels: ["neg", "positive"], actual: [0, 1, 1], ranked: [[0, 1], [1, 0], [0, 1]])

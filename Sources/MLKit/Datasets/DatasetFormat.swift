@@ -18,7 +18,7 @@ public enum DatasetFormat: String, Sendable, CaseIterable {
 
 extension DatasetFormat {
     /// The format a file extension names (case-insensitive), or `nil`.
-    init?(fileExtension: String) {
+    public init?(fileExtension: String) {
         switch fileExtension.lowercased() {
         case "json": self = .jsonArray
         case "jsonl", "ndjson": self = .jsonLines

@@ -131,4 +131,41 @@ public struct ClassificationMetrics: Sendable, Hashable, Codable {
         self.topKAccuracy = hits.map { actual.isEmpty ? 0 : Double($0) / Double(actual.count) }
         self.logLoss = logLoss
     }
+
+    /// The metrics of several disjoint sets of examples taken together, as if measured on all
+    /// of them at once: the confusion matrices and top-k hits are summed, and the log-loss is
+    /// the mean over every example (`nil` if any part has none).
+    ///
+    /// The labels are the first part's, then each label a later part adds, in order; parts
+    /// measured with the same model on slices of one dataset give the labels that measuring the
+    /// whole dataset gives. Counts are exact; the log-loss may differ from one measured at once
+    /// in its last digits, since its sum is added in another order.
+    /// - Parameter parts: Metrics of sets of examples, none counted in two parts.
+    public init(combining parts: [ClassificationMetrics]) {
+        var labels: [String] = []
+        var index: [String: Int] = [:]
+        for label in parts.lazy.flatMap(\.labels) where index[label] == nil {
+            index[label] = labels.count
+            labels.append(label)
+        }
+        var confusion = Array(repeating: Array(repeating: 0, count: labels.count), count: labels.count)
+        var hits = [Double](repeating: 0, count: 5)
+        var total = 0, lossSum: Double? = 0
+        for part in parts {
+            let count = part.count
+            let place = part.labels.map { index[$0]! }
+            for (row, counts) in part.confusion.enumerated() {
+                for (column, value) in counts.enumerated() { confusion[place[row]][place[column]] += value }
+            }
+            for k in 0..<min(5, part.topKAccuracy.count) {
+                hits[k] += (part.topKAccuracy[k] * Double(count)).rounded()
+            }
+            if count > 0 { lossSum = part.logLoss.flatMap { loss in lossSum.map { $0 + loss * Double(count) } } }
+            total += count
+        }
+        self.labels = labels
+        self.confusion = confusion
+        self.topKAccuracy = hits.map { total == 0 ? 0 : $0 / Double(total) }
+        self.logLoss = total == 0 ? nil : lossSum.map { $0 / Double(total) }
+    }
 }

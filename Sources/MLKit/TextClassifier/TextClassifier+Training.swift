@@ -27,10 +27,12 @@ extension TextClassifier {
     }
 
     /// Metrics of this classifier on labelled examples.
-    /// - Parameter dataset: Labelled texts; labels the classifier does not know count as errors.
+    /// - Parameters:
+    ///   - dataset: Labelled texts; labels the classifier does not know count as errors.
+    ///   - threads: Worker threads (0: one per core).
     /// - Returns: Accuracy, per-class metrics, the confusion matrix, top-k accuracy and the
     ///   log-loss.
-    public func evaluation(on dataset: TextDataset) -> ClassificationMetrics {
+    public func evaluation(on dataset: TextDataset, threads: Int = 0) -> ClassificationMetrics {
         let extra = dataset.labels.filter { !labels.contains($0) }
         let allLabels = labels + extra
         let index = Dictionary(uniqueKeysWithValues: allLabels.enumerated().map { ($1, $0) })
@@ -40,7 +42,7 @@ extension TextClassifier {
         // One pass over the texts: each one's raw scores are mapped twice, to the values that
         // predictedLabel(for:) and predictions(for:) rank by, so that the metrics count exactly
         // the labels those give, and to probabilities for the log-loss.
-        let scored = mapClassValues(.scores, count: examples.count, threads: 0, text: { examples[$0].text }) { row, scores in
+        let scored = mapClassValues(.scores, count: examples.count, threads: threads, text: { examples[$0].text }) { row, scores in
             withUnsafeTemporaryAllocation(of: Float.self, capacity: known) { probabilities in
                 _ = probabilities.initialize(fromContentsOf: scores)
                 model.map(.probabilities, scores: probabilities)

@@ -129,11 +129,14 @@ extension CoreMLModel {
         try withProbabilities(wordCounts: wordCounts) { hypotheses($0, maximumCount) }
     }
 
-    /// Metrics of the model on labelled texts, as ``MLKit/TextClassifier/evaluation(on:)``
+    /// Metrics of the model on labelled texts, as ``MLKit/TextClassifier/evaluation(on:threads:)``
     /// gives them: accuracy, per-class metrics, the confusion matrix, top-k accuracy and the
     /// log-loss. Labels the model does not know count as errors.
+    /// - Parameters:
+    ///   - dataset: Labelled texts.
+    ///   - threads: Worker threads (0: one per core).
     /// - Throws: ``CoreMLError`` (`invalidInput`) when the model is not a text classifier.
-    public func evaluation(on dataset: TextDataset) throws -> ClassificationMetrics {
+    public func evaluation(on dataset: TextDataset, threads: Int = 0) throws -> ClassificationMetrics {
         let labels = labelNames
         let extra = dataset.labels.filter { !labels.contains($0) }
         let allLabels = labels + extra
@@ -142,7 +145,7 @@ extension CoreMLModel {
         let actual = examples.map { index[$0.label]! }
         _ = try textInput()
         let model = self
-        let scored = try BatchMap.map(examples.count, threads: 0) { row in
+        let scored = try BatchMap.map(examples.count, threads: threads) { row in
             try model.withProbabilities(text: examples[row].text) { probabilities in
                 let truth = actual[row]
                 return (model.ranking(probabilities, 5), -log(max(truth < labels.count ? probabilities[truth] : 0, 1e-15)))
