@@ -222,6 +222,36 @@ struct ExportTests {
         }
     }
 
+    @Test("An exported model whose featurizer metadata mlkit refuses does not load, naming the setting")
+    func refusedFeaturizerMetadata() throws {
+        // Found by the coreml-model fuzzer: an export whose mlkit.featurizer said maxWordNGram 0
+        // loaded, and its first prediction trapped in the featurizer (an empty n-gram range).
+        let trained = try TextClassifier(trainingData: Corpus.training(), parameters: .init(algorithm: .naiveBayes, validation: .none))
+        let exported = try trained.coreMLModelData()
+        _ = try CoreMLModel(fileData: exported, source: "Topics.mlmodel")
+        // The same bytes with one setting changed, so that the protobuf's lengths still hold.
+        func changed(_ key: String, to value: String) throws -> Data {
+            let range = try #require(exported.range(of: Data(key.utf8)))
+            var data = exported
+            data.replaceSubrange(range.upperBound..<range.upperBound + value.utf8.count, with: Data(value.utf8))
+            return data
+        }
+        for value in ["0", "9"] {
+            let data = try changed("\"maxWordNGram\":", to: value)
+            #expect(throws: CoreMLError(.invalidModel, "metadata mlkit.featurizer: maxWordNGram: must be 1 to 5, not \(value)",
+                                        file: "Topics.mlmodel")) {
+                try CoreMLModel(fileData: data, source: "Topics.mlmodel")
+            }
+        }
+        let undecodable = try changed("\"weighting\":", to: "7")
+        #expect(throws: CoreMLError.self) { try CoreMLModel(fileData: undecodable, source: "Topics.mlmodel") }
+        do {
+            _ = try CoreMLModel(fileData: undecodable, source: "Topics.mlmodel")
+        } catch let error as CoreMLError {
+            #expect(error.code == .invalidModel && error.reason.hasPrefix("metadata mlkit.featurizer: not a featurizer configuration"))
+        }
+    }
+
     @Test("The pipeline has the documented stages, types and metadata", arguments: [TextClassifierParameters.Algorithm.linearSVM, .naiveBayes])
     func layout(algorithm: TextClassifierParameters.Algorithm) throws {
         let trained = try TextClassifier(trainingData: Corpus.training(), parameters: .init(algorithm: algorithm))

@@ -16,11 +16,12 @@ enum TextInput: Sendable {
     static let featurizerKey = "mlkit.featurizer"
 
     /// The text input of a classifier whose only input is a dictionary, or `nil`.
-    init?(info: CoreMLModelInfo, plan: Plan, hasClassifier: Bool) {
+    /// - Throws: ``CoreMLError`` (`invalidModel`) when the metadata holds a featurizer
+    ///   configuration that does not decode, or whose settings mlkit's featurizer refuses: its
+    ///   features could not be built, and word counts in their place would answer wrongly.
+    init?(info: CoreMLModelInfo, plan: Plan, hasClassifier: Bool) throws {
         guard hasClassifier, plan.inputs.count == 1, let input = plan.inputs.first else { return nil }
-        let configuration = info.metadata.additional[Self.featurizerKey].flatMap {
-            try? JSONDecoder().decode(FeaturizerConfiguration.self, from: Data($0.utf8))
-        }
+        let configuration = try info.metadata.additional[Self.featurizerKey].map(Self.configuration)
         switch (input.kind, configuration) {
         case (.stringDictionary, let configuration?): self = .features(input: input.name, configuration)
         case (.stringDictionary, nil): self = .wordCounts(input: input.name)
@@ -29,6 +30,23 @@ enum TextInput: Sendable {
             self = .hashedFeatures(input: input.name, configuration)
         default: return nil
         }
+    }
+
+    /// The featurizer configuration that an exported model's metadata holds, checked as an
+    /// mlkit model file's is.
+    private static func configuration(_ json: String) throws -> FeaturizerConfiguration {
+        let configuration: FeaturizerConfiguration
+        do {
+            configuration = try JSONDecoder().decode(FeaturizerConfiguration.self, from: Data(json.utf8))
+        } catch {
+            throw CoreMLError(.invalidModel, "metadata \(featurizerKey): not a featurizer configuration (\(error))")
+        }
+        do {
+            try configuration.validate()
+        } catch let error as MLKitError {
+            throw CoreMLError(.invalidModel, "metadata \(featurizerKey): \(error.location?.field ?? "setting"): \(error.reason)")
+        }
+        return configuration
     }
 
     /// The input's name.

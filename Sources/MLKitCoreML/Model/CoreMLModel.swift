@@ -136,7 +136,7 @@ public struct CoreMLModel: Sendable {
         let info = CoreMLModelInfo(specification)
         let compiled = try PlanCompiler.compile(specification, fileLength: fileLength)
         storage = Storage(info: info, plan: compiled.plan, classifier: compiled.classifier,
-                          text: TextInput(info: info, plan: compiled.plan, hasClassifier: compiled.classifier != nil),
+                          text: try TextInput(info: info, plan: compiled.plan, hasClassifier: compiled.classifier != nil),
                           sparsePath: compiled.classifier.flatMap { SparseTextPath(plan: compiled.plan, classifierStep: $0.step) })
     }
 
