@@ -11,21 +11,13 @@ private let sanitizerAllocatorIsActive = dlsym(nil, "__asan_init") != nil || dls
 @Suite("Freed memory kept for reuse",
        .disabled(if: sanitizerAllocatorIsActive, "a sanitizer's allocator replaces glibc's, so its mallopt settings do not apply"), .onOwnThreads)
 struct FreedMemoryTests {
-    /// The page faults of the calling thread so far (`RUSAGE_THREAD`, 1 on Linux, which Swift
-    /// does not import without `_GNU_SOURCE`).
-    private func pageFaults() -> Int {
-        var usage = rusage()
-        getrusage(__rusage_who_t(1), &usage)
-        return usage.ru_minflt
-    }
-
     /// The page faults of allocating a block, writing every page of it, and freeing it.
     private func faultsOfLargeBlock(bytes: Int) -> Int {
-        let before = pageFaults()
+        let before = threadPageFaults()
         let block = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
         memset(block, 1, bytes)
         block.deallocate()
-        return pageFaults() - before
+        return threadPageFaults() - before
     }
 
     @Test("A freed 48 MB block serves the next one without faulting its pages in again")

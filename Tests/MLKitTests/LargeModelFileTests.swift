@@ -91,4 +91,37 @@ struct LargeModelFileTests {
         #expect(loaded.predictedLabel(for: "t3000") == "c3")
         #expect(loaded.predictedLabel(for: "t103000 t5") == "c3")
     }
+
+    #if canImport(Glibc)
+    @Test("A small file that claims 2^24 features makes resident only the pages of its row table that it uses")
+    func rowTableOfFewRows() throws {
+        let features = 1 << 24
+        let featurizer = try Featurizer(configuration: FeaturizerConfiguration(indexing: .hashed(bits: 24)))
+        let stored = LinearModel(features: features, classes: 2, rows: [7, 9_000_000], weights: [1, 0, 0, -1],
+                                 bias: [0.5, 0], probability: .softmax(temperature: 1))
+        let classifier = TextClassifier(labels: ["a", "b"], featurizer: featurizer, model: .linear(stored), metadata: ModelMetadata(),
+                                        trainingSummary: nil, trainingMetrics: nil, validationMetrics: nil, formatVersion: nil)
+        let file = classifier.modelFileData()
+        let tableBytes = features * MemoryLayout<Int32>.stride
+        #expect(file.count < 1 << 16 && tableBytes <= TextClassifier.denseExpansionBudget(ofFileLength: file.count),
+                "the file must be small and its table within the budget, or the test tries nothing")
+        let before = threadPageFaults()
+        let loaded = try TextClassifier(modelFileData: file)
+        let faults = threadPageFaults() - before
+        // The whole table is 16,384 pages of 4 KiB; two of them hold entries.
+        #expect(faults < 1_024, "\(faults) page faults to load a \(file.count)-byte file")
+        guard case .linear(let model) = loaded.model else { Issue.record("not a linear model"); return }
+        #expect(model.rowPositions?.count == features)
+        let indices: [Int32] = [3, 7, 8_999_999, 9_000_000, Int32(features - 1)]
+        var scores = [Float](repeating: .nan, count: 2)
+        indices.withUnsafeBufferPointer { indices in
+            [Float](repeating: 2, count: indices.count).withUnsafeBufferPointer { values in
+                scores.withUnsafeMutableBufferPointer { model.scores(indices: indices, values: values, into: $0) }
+            }
+        }
+        // The bias, plus twice row 7 (1, 0) and twice row 9,000,000 (0, -1).
+        #expect(scores == [2.5, -2])
+    }
+    #endif
 }
+

@@ -38,10 +38,10 @@ struct LinearModel: Sendable, Equatable {
     /// other row is zero. `nil` when ``weights`` holds every row.
     let storedRows: [Int32]?
     /// For a model with ``storedRows``, when it was asked for: the position in ``storedRows`` of
-    /// each feature's row, or −1 for a zero row, `features` entries. A feature's row is then one
-    /// lookup away, at 4 bytes a feature rather than the `4 × classes` of the expanded matrix;
-    /// without it, a binary search in ``storedRows``.
-    let rowPositions: [Int32]?
+    /// each feature's row. A feature's row is then one lookup away, at 4 bytes a feature rather
+    /// than the `4 × classes` of the expanded matrix; without it, a binary search in
+    /// ``storedRows``.
+    let rowPositions: RowPositions?
     /// One bias per class.
     let bias: [Float]
     /// How scores become probabilities.
@@ -73,13 +73,7 @@ struct LinearModel: Sendable, Equatable {
         self.classes = classes
         self.weights = weights
         self.storedRows = rows
-        if indexed {
-            var positions = [Int32](repeating: -1, count: features)
-            for (position, row) in rows.enumerated() { positions[Int(row)] = Int32(position) }
-            self.rowPositions = positions
-        } else {
-            self.rowPositions = nil
-        }
+        self.rowPositions = indexed ? RowPositions(features: features, rows: rows) : nil
         self.bias = bias
         self.probability = probability
     }
@@ -137,9 +131,9 @@ struct LinearModel: Sendable, Equatable {
                     count += 1
                 }
                 if let rowPositions {
-                    rowPositions.withUnsafeBufferPointer { table in
-                        for (index, value) in zip(indices, values) where table[Int(index)] >= 0 {
-                            keep(table[Int(index)], value)
+                    rowPositions.withLookup { position in
+                        for (index, value) in zip(indices, values) {
+                            if let row = position(index) { keep(row, value) }
                         }
                     }
                 } else {
@@ -200,6 +194,41 @@ struct LinearModel: Sendable, Equatable {
                 total += values[lane]
             }
             for lane in values.indices { values[lane] = total > 0 ? values[lane] / total : 1 / Float(values.count) }
+        }
+    }
+}
+
+/// The position among a model's stored rows of each feature's row: one 32-bit entry a feature,
+/// the position plus 1, or 0 for a feature without a stored row.
+///
+/// The entries start as zeroed memory that the system has not yet given pages to
+/// (`Data(count:)`), and only the entries of stored rows are written. The pages of a table
+/// whose features have few stored rows are then never made resident: a small file that claims
+/// millions of features takes a few pages, not the whole table.
+struct RowPositions: Sendable, Equatable {
+    private var table: Data
+
+    /// The table of `rows`, increasing and below `features` (< 2^31).
+    init(features: Int, rows: [Int32]) {
+        table = Data(count: features * MemoryLayout<Int32>.stride)
+        table.withUnsafeMutableBytes { bytes in
+            let entries = bytes.bindMemory(to: Int32.self)
+            for (position, row) in rows.enumerated() { entries[Int(row)] = Int32(position + 1) }
+        }
+    }
+
+    /// The number of features.
+    var count: Int { table.count / MemoryLayout<Int32>.stride }
+
+    /// Calls `body` with a function from a feature (below ``count``) to the position of its
+    /// stored row, or `nil` when it has none.
+    func withLookup<R>(_ body: ((Int32) -> Int32?) -> R) -> R {
+        table.withUnsafeBytes { bytes in
+            let entries = bytes.bindMemory(to: Int32.self)
+            return body { feature in
+                let entry = entries[Int(feature)]
+                return entry == 0 ? nil : entry - 1
+            }
         }
     }
 }
