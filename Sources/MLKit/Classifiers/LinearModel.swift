@@ -201,10 +201,10 @@ struct LinearModel: Sendable, Equatable {
 /// The position among a model's stored rows of each feature's row: one 32-bit entry a feature,
 /// the position plus 1, or 0 for a feature without a stored row.
 ///
-/// The entries start as zeroed memory that the system has not yet given pages to
-/// (`Data(count:)`), and only the entries of stored rows are written. The pages of a table
-/// whose features have few stored rows are then never made resident: a small file that claims
-/// millions of features takes a few pages, not the whole table.
+/// `Data(count:)` allocates the table zeroed (`calloc`), and only the entries of stored rows are
+/// written. The pages of a large allocation become resident when first written, so a table
+/// whose features have few stored rows takes a few pages: a small file that claims millions of
+/// features does not take the whole table.
 struct RowPositions: Sendable, Equatable {
     private var table: Data
 
