@@ -133,7 +133,7 @@ public enum CoreMLLayout {
     /// The most folder entries ``zip(_:deflate:)`` writes for one file: its outermost folders.
     /// An entry for every folder would make the zip grow as the square of a path's depth (a
     /// 14 KB input of deep paths became a 3.5 MB archive that took the harness 2 s to build); a
-    /// zip need not list its folders, and a pipeline's nodes nest far less deep than this.
+    /// zip need not list its folders, and the reader looks files up by path without them.
     static let maximumFolderEntriesPerFile = 16
 
     /// A zip of `files`, each stored (method 0) or, with `deflate`, as deflate stored blocks
